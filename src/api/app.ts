@@ -1,0 +1,74 @@
+/**
+ * The Koa application: error rendering, request logs, JSON bodies up to 1 MiB, public routes,
+ * then token auth, per-token rate limit and idempotency in front of every resource router,
+ * mounted at /v1 and /api/v1.
+ */
+import Koa from 'koa';
+import Router from '@koa/router';
+import { bodyParser } from '@koa/bodyparser';
+import type { Logger } from 'pino';
+import type { Config } from '../config';
+import { ApiError } from '../lib/errors';
+import type { AppState, Ctx } from './context';
+import { errorMiddleware } from './middleware/errors';
+import { requestLog } from './middleware/requestLog';
+import { authMiddleware } from './middleware/auth';
+import { rateLimit } from './middleware/rateLimit';
+import { idempotency } from './middleware/idempotency';
+import { healthRoutes, ReadinessProbe } from './health/routes';
+import { authRoutes, meRoutes } from './auth/routes';
+import { accountRoutes } from './accounts/routes';
+import { customerRoutes } from './customers/routes';
+import { productRoutes } from './products/routes';
+import { priceRoutes } from './prices/routes';
+import { walletRoutes } from './wallets/routes';
+
+export type RouteModule = (router: Router<AppState>) => void;
+
+export interface AppDeps {
+  config: Config;
+  logger: Logger;
+  probes?: ReadinessProbe[];
+  /** Further authenticated resource routers (billing, crypto, webhooks register here). */
+  resources?: RouteModule[];
+  /** Further unauthenticated routers under /v1 (public payment claim links). */
+  publicResources?: RouteModule[];
+  /** Routes outside /v1 (the /pay page). */
+  pages?: RouteModule[];
+}
+
+const BASE_RESOURCES: RouteModule[] = [meRoutes, accountRoutes, customerRoutes, productRoutes, priceRoutes, walletRoutes];
+
+export function createApp(deps: AppDeps): Koa<AppState> {
+  const { config, logger } = deps;
+  const app = new Koa<AppState>();
+  app.proxy = true;
+
+  app.use(errorMiddleware(logger, config.publicUrl));
+  app.use(requestLog(logger));
+  app.use(bodyParser({ enableTypes: ['json'], jsonLimit: '1mb', jsonStrict: false, detectJSON: () => false }));
+
+  const root = new Router<AppState>();
+  healthRoutes(root, deps.probes ?? []);
+  for (const page of deps.pages ?? []) page(root);
+  app.use(root.routes());
+
+  for (const prefix of ['/v1', '/api/v1']) {
+    const open = new Router<AppState>({ prefix });
+    authRoutes(open);
+    for (const r of deps.publicResources ?? []) r(open);
+    app.use(open.routes());
+
+    const api = new Router<AppState>({ prefix });
+    api.use(authMiddleware);
+    api.use(rateLimit(config.rateLimitPerMinute, (ctx) => ctx.state.auth!.tokenHash));
+    api.use(idempotency(config.publicUrl));
+    for (const r of [...BASE_RESOURCES, ...(deps.resources ?? [])]) r(api);
+    app.use(api.routes());
+  }
+
+  app.use((ctx: Ctx) => {
+    throw ApiError.notFound(`Unrecognized request URL (${ctx.method} ${ctx.path})`);
+  });
+  return app;
+}

@@ -1,0 +1,19 @@
+import type { Next } from 'koa';
+import { ApiError } from '../../lib/errors';
+import { resolveToken } from '../../services/accounts';
+import type { Ctx } from '../context';
+
+/** `Authorization: Bearer <token>` or `token <token>` (also `Token token="<token>"`). */
+export function parseAuthorization(header: string | undefined): string | null {
+  if (!header) return null;
+  const m = /^(?:bearer|token)\s+(?:token="?)?([^\s"]+)"?\s*$/i.exec(header.trim());
+  return m ? m[1] : null;
+}
+
+export async function authMiddleware(ctx: Ctx, next: Next) {
+  const token = parseAuthorization(ctx.get('Authorization'));
+  const auth = token ? await resolveToken(token) : null;
+  if (!auth) throw ApiError.unauthenticated();
+  ctx.state.auth = auth;
+  await next();
+}

@@ -1,0 +1,34 @@
+import type { Next } from 'koa';
+import { ApiError } from '../../lib/errors';
+import { completeKey, reserveKey } from '../../services/idempotency';
+import { scopeOf, type Ctx } from '../context';
+import { renderError } from './errors';
+
+const KEY = /^[\x21-\x7e]{1,255}$/;
+
+/** Idempotency-Key on authenticated POSTs. Errors are rendered here so their response is kept too. */
+export function idempotency(docBase: string) {
+  return async (ctx: Ctx, next: Next) => {
+    const key = ctx.get('Idempotency-Key');
+    if (ctx.method !== 'POST' || key === '') return next();
+    if (!KEY.test(key)) throw ApiError.invalid('Idempotency-Key must be 1 to 255 printable characters', 'Idempotency-Key');
+    const reservation = await reserveKey(scopeOf(ctx), key, ctx.method, ctx.path, ctx.request.body);
+    if (reservation.kind === 'replay') {
+      ctx.status = reservation.status;
+      ctx.body = reservation.body ?? undefined;
+      ctx.set('Idempotent-Replayed', 'true');
+      return;
+    }
+    try {
+      await next();
+    } catch (err) {
+      if (err instanceof ApiError) {
+        await completeKey(reservation.id, err.status, renderError(err, docBase));
+      } else {
+        await completeKey(reservation.id, 500, null);
+      }
+      throw err;
+    }
+    await completeKey(reservation.id, ctx.status, ctx.body);
+  };
+}

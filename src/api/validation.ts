@@ -1,0 +1,80 @@
+/**
+ * ajv schemas for every body and query. A failed check becomes an ApiError:
+ * a missing required property is 400 parameter_missing, anything else 422 parameter_invalid
+ * with the field-errors map beside the structured body.
+ */
+import Ajv, { ErrorObject, JSONSchemaType, ValidateFunction } from 'ajv';
+import addFormats from 'ajv-formats';
+import { ApiError } from '../lib/errors';
+
+export const ajv = new Ajv({ allErrors: false, strict: true, allowUnionTypes: true, useDefaults: true, coerceTypes: false });
+addFormats(ajv);
+
+const queryAjv = new Ajv({ allErrors: false, strict: true, allowUnionTypes: true, useDefaults: true, coerceTypes: true });
+addFormats(queryAjv);
+
+/** `/line_items/0/price_id` + `x` -> `line_items[][price_id][x]`, the spec's nested param style. */
+export function paramName(instancePath: string, extra?: string): string {
+  const parts = instancePath.split('/').filter(Boolean);
+  if (extra !== undefined) parts.push(extra);
+  if (parts.length === 0) return '';
+  return parts
+    .map((p, i) => (i === 0 ? p : /^\d+$/.test(p) ? '[]' : `[${p}]`))
+    .join('');
+}
+
+function toApiError(err: ErrorObject): ApiError {
+  if (err.keyword === 'required') {
+    return ApiError.missing(paramName(err.instancePath, (err.params as { missingProperty: string }).missingProperty));
+  }
+  if (err.keyword === 'additionalProperties') {
+    const extra = (err.params as { additionalProperty: string }).additionalProperty;
+    const param = paramName(err.instancePath, extra);
+    return ApiError.invalid(`Unknown parameter: ${param}`, param, { [param]: ['is not a known parameter'] });
+  }
+  const param = paramName(err.instancePath) || null;
+  const field = param ?? 'body';
+  let message = err.message ?? 'is invalid';
+  if (err.keyword === 'enum') message = `must be one of ${(err.params as { allowedValues: unknown[] }).allowedValues.join(', ')}`;
+  if (err.keyword === 'type' && param === null) message = 'must be a JSON object';
+  // `{not: {}}` marks a known field that cannot be set on this route (e.g. a price's amount).
+  if (err.keyword === 'not') message = 'cannot be changed after creation';
+  return ApiError.invalid(`${param ?? 'Request body'} ${message}`, param, { [field]: [message] });
+}
+
+export function compile<T>(schema: JSONSchemaType<T> | object): (data: unknown) => T {
+  const validate = ajv.compile(schema) as ValidateFunction<T>;
+  return (data: unknown) => {
+    const body = data === undefined || data === null ? {} : data;
+    if (!validate(body)) throw toApiError(validate.errors![0]);
+    return body as T;
+  };
+}
+
+export function compileQuery<T>(schema: object): (data: unknown) => T {
+  const validate = queryAjv.compile(schema) as ValidateFunction<T>;
+  return (data: unknown) => {
+    const query = { ...(data as object) };
+    if (!validate(query)) throw toApiError(validate.errors![0]);
+    return query as T;
+  };
+}
+
+/** Reusable schema fragments. */
+export const s = {
+  id: { type: 'string', minLength: 1, maxLength: 64 },
+  name: { type: 'string', maxLength: 500 },
+  text: { type: 'string', maxLength: 5000 },
+  email: { type: 'string', maxLength: 254 },
+  pageQuery: {
+    type: 'object',
+    properties: { page: { type: 'integer', minimum: 1, default: 1 } },
+  },
+} as const;
+
+export const pageQuery = compileQuery<{ page: number }>(s.pageQuery);
+
+/** Route ids are opaque strings; anything absurdly long is simply not found. */
+export function idParam(value: string | undefined): string {
+  return typeof value === 'string' && value.length <= 100 ? value : '';
+}

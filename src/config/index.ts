@@ -1,0 +1,78 @@
+/**
+ * Every environment variable the service reads, in one place, with defaults and validation.
+ * A bad value stops start-up with a message naming the variable.
+ */
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+function str(env: Env, name: string, def: string): string {
+  const v = env[name];
+  return v === undefined || v === '' ? def : v;
+}
+
+function int(env: Env, name: string, def: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return def;
+  if (!/^-?\d+$/.test(raw)) throw new ConfigError(`${name} must be an integer, got "${raw}"`);
+  const n = Number(raw);
+  if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
+  return n;
+}
+
+function bool(env: Env, name: string, def: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return def;
+  if (['true', '1', 'yes', 'on'].includes(raw.toLowerCase())) return true;
+  if (['false', '0', 'no', 'off'].includes(raw.toLowerCase())) return false;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+function decimalFraction(env: Env, name: string, def: string): string {
+  const raw = str(env, name, def);
+  if (!/^\d+(\.\d+)?$/.test(raw) || Number(raw) >= 1) {
+    throw new ConfigError(`${name} must be a decimal fraction below 1 (0.005 = 0.5%), got "${raw}"`);
+  }
+  return raw;
+}
+
+function url(env: Env, name: string, def: string): string {
+  const v = str(env, name, def);
+  try {
+    new URL(v);
+  } catch {
+    throw new ConfigError(`${name} must be a URL, got "${v}"`);
+  }
+  return v.replace(/\/+$/, '');
+}
+
+export function loadConfig(env: Env = process.env) {
+  const port = int(env, 'PORT', 3000, 0, 65535);
+  const logLevel = str(env, 'LOG_LEVEL', 'info');
+  if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
+    throw new ConfigError(`LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent`);
+  }
+  const mongodbUri = str(env, 'MONGODB_URI', 'mongodb://127.0.0.1:27017/payments');
+  if (!/^mongodb(\+srv)?:\/\//.test(mongodbUri)) {
+    throw new ConfigError(`MONGODB_URI must start with mongodb:// or mongodb+srv://`);
+  }
+  return {
+    port,
+    host: str(env, 'HOST', '127.0.0.1'),
+    logLevel,
+    mongodbUri,
+    publicUrl: url(env, 'PUBLIC_URL', `http://localhost:${port}`),
+    temporal: {
+      address: str(env, 'TEMPORAL_ADDRESS', '127.0.0.1:7233'),
+      namespace: str(env, 'TEMPORAL_NAMESPACE', 'default'),
+      taskQueue: str(env, 'TEMPORAL_TASK_QUEUE', 'payments'),
+    },
+    rateLimitPerMinute: int(env, 'RATE_LIMIT_PER_MINUTE', 600, 1, 1_000_000),
+    invoiceDueDays: int(env, 'INVOICE_DUE_DAYS', 7, 0, 365),
+    slippageTolerance: decimalFraction(env, 'SLIPPAGE_TOLERANCE', '0.005'),
+    webhookAllowPrivateNetworks: bool(env, 'WEBHOOK_ALLOW_PRIVATE_NETWORKS', false),
+    claimVerification: bool(env, 'CLAIM_VERIFICATION', true),
+  };
+}
+
+export type Config = ReturnType<typeof loadConfig>;

@@ -1,0 +1,20 @@
+import { Schema, model, InferSchemaType } from 'mongoose';
+import { scopedFields, timestamps } from './scope';
+
+const cryptoAddressSchema = new Schema(
+  {
+    ...scopedFields,
+    wallet_id: { type: String, required: true },
+    currency: { type: String, enum: ['BTC', 'ETH'], required: true },
+    address: { type: String, required: true },
+    /** Canonical form for uniqueness (ETH lowercased; bech32 lowercased). */
+    address_key: { type: String, required: true },
+  },
+  { timestamps, versionKey: false },
+);
+cryptoAddressSchema.index({ account_id: 1, sandbox: 1, currency: 1, address_key: 1 }, { unique: true });
+cryptoAddressSchema.index({ account_id: 1, sandbox: 1, created_at: -1, _id: -1 });
+cryptoAddressSchema.index({ wallet_id: 1 });
+
+export type CryptoAddressDoc = InferSchemaType<typeof cryptoAddressSchema> & { _id: string; created_at: Date; updated_at: Date };
+export const CryptoAddress = model('CryptoAddress', cryptoAddressSchema, 'crypto_addresses');

@@ -1,0 +1,24 @@
+import { Schema, model, InferSchemaType } from 'mongoose';
+import { scopedFields, timestamps } from './scope';
+
+const priceSchema = new Schema(
+  {
+    ...scopedFields,
+    product_id: { type: String, required: true },
+    /** Integer cents. */
+    amount: { type: Number, required: true },
+    active: { type: Boolean, default: true },
+    recurring: {
+      type: new Schema({ interval: { type: String, required: true }, interval_count: { type: Number, required: true } }, { _id: false }),
+      default: null,
+    },
+    /** Quick-start aliases, stored as given (DECISIONS.md: unknown fields ignored, aliases accepted). */
+    currency: { type: String, default: null },
+  },
+  { timestamps, versionKey: false },
+);
+priceSchema.index({ account_id: 1, sandbox: 1, created_at: -1, _id: -1 });
+priceSchema.index({ product_id: 1 });
+
+export type PriceDoc = InferSchemaType<typeof priceSchema> & { _id: string; created_at: Date; updated_at: Date };
+export const Price = model('Price', priceSchema, 'prices');

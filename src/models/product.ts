@@ -1,0 +1,14 @@
+import { Schema, model, InferSchemaType } from 'mongoose';
+import { scopedFields, timestamps } from './scope';
+
+const productSchema = new Schema(
+  {
+    ...scopedFields,
+    name: { type: String, required: true },
+  },
+  { timestamps, versionKey: false },
+);
+productSchema.index({ account_id: 1, sandbox: 1, created_at: -1, _id: -1 });
+
+export type ProductDoc = InferSchemaType<typeof productSchema> & { _id: string; created_at: Date; updated_at: Date };
+export const Product = model('Product', productSchema, 'products');

@@ -1,0 +1,143 @@
+/** Accounts, users and tokens: created out of band by the CLI; POST /v1/auth issues tokens. */
+import { Account, AccountDoc } from '../models/account';
+import { User, UserDoc, nextSequence } from '../models/user';
+import { ApiToken, ApiTokenDoc } from '../models/apiToken';
+import { isDuplicateKey } from '../models/errors';
+import { Scope } from '../models/scope';
+import { newId, ID_PREFIX } from '../lib/ids';
+import { ApiError, AuthFlowError } from '../lib/errors';
+import { hashPassword, verifyPassword } from '../crypto/password';
+import { newOtpSecret, verifyOtp } from '../crypto/totp';
+import { hashToken, newApiToken, TOKEN_FORMAT } from '../crypto/tokens';
+import { createWallet } from './wallets';
+import { normalizeEmail } from './validate';
+import { iso } from '../presenters/common';
+
+export const DEFAULT_SANDBOX = 'default';
+
+export interface AuthContext extends Scope {
+  userId: number;
+  tokenHash: string;
+}
+
+export async function issueToken(accountId: string, userId: number, sandbox: string | null): Promise<string> {
+  const token = newApiToken();
+  await ApiToken.create({ _id: hashToken(token), account_id: accountId, user_id: userId, sandbox, last4: token.slice(-4) });
+  return token;
+}
+
+export async function createAccount(input: { email: string; password: string; name?: string; totp?: boolean }) {
+  const email = normalizeEmail(input.email);
+  if (input.password.length < 8) throw ApiError.validation('password', 'is too short (minimum is 8 characters)');
+  const otpSecret = input.totp ? newOtpSecret() : null;
+  const userId = await nextSequence('users');
+  try {
+    await User.create({ _id: userId, email, password_hash: await hashPassword(input.password), otp_secret: otpSecret, account_ids: [] });
+  } catch (err) {
+    if (isDuplicateKey(err)) throw ApiError.validation('email', 'has already been taken');
+    throw err;
+  }
+  const accountId = newId(ID_PREFIX.account);
+  await Account.create({ _id: accountId, name: input.name ?? email, owner_user_id: userId, sandboxes: [DEFAULT_SANDBOX] });
+  await User.updateOne({ _id: userId }, { $addToSet: { account_ids: accountId } });
+  // Each scope has its own account wallet.
+  await createWallet({ accountId, sandbox: null }, 'account', accountId);
+  await createWallet({ accountId, sandbox: DEFAULT_SANDBOX }, 'account', accountId);
+  return {
+    account_id: accountId,
+    user_id: userId,
+    email,
+    token: await issueToken(accountId, userId, null),
+    sandbox_token: await issueToken(accountId, userId, DEFAULT_SANDBOX),
+    ...(otpSecret ? { otp_secret: otpSecret } : {}),
+  };
+}
+
+/** POST /v1/auth: password (and TOTP when enabled) for a new production token. */
+export async function authenticate(input: { email: string; password: string; otp_attempt?: string }): Promise<{ token: string }> {
+  const user = await User.findOne({ email: String(input.email).trim().toLowerCase() }).lean<UserDoc>();
+  const ok = user ? await verifyPassword(input.password, user.password_hash) : false;
+  if (!user || !ok) throw new AuthFlowError(401, 'Invalid email or password');
+  if (user.otp_secret) {
+    if (input.otp_attempt === undefined || input.otp_attempt === '') throw new AuthFlowError(422, 'otp_attempt_required');
+    if (!verifyOtp(user.otp_secret, input.otp_attempt)) throw new AuthFlowError(401, 'Invalid two-factor code');
+  }
+  const accountId = user.account_ids[0];
+  if (!accountId) throw new AuthFlowError(401, 'User has no account');
+  return { token: await issueToken(accountId, user._id, null) };
+}
+
+/** Looks a bearer token up on every request, so a revocation counts on the next one. */
+export async function resolveToken(token: string): Promise<AuthContext | null> {
+  if (!TOKEN_FORMAT.test(token)) return null;
+  const hash = hashToken(token);
+  const doc = await ApiToken.findOne({ _id: hash, revoked_at: null }).lean<ApiTokenDoc>();
+  if (!doc) return null;
+  const now = Date.now();
+  if (!doc.last_used_at || now - new Date(doc.last_used_at).getTime() > 60_000) {
+    // At most once a minute per token; not awaited on the request path.
+    ApiToken.updateOne({ _id: hash }, { $set: { last_used_at: new Date(now) } }).catch(() => undefined);
+  }
+  return { accountId: doc.account_id, sandbox: doc.sandbox ?? null, userId: doc.user_id, tokenHash: hash };
+}
+
+export async function revokeToken(token: string): Promise<boolean> {
+  const res = await ApiToken.updateOne({ _id: hashToken(token), revoked_at: null }, { $set: { revoked_at: new Date() } });
+  return res.modifiedCount === 1;
+}
+
+export async function createTokenFor(accountId: string, sandbox: string | null): Promise<string> {
+  const account = await Account.findById(accountId).lean<AccountDoc>();
+  if (!account) throw ApiError.notFound('Account not found', 'account_id');
+  if (sandbox !== null && !account.sandboxes.includes(sandbox)) {
+    await Account.updateOne({ _id: accountId }, { $addToSet: { sandboxes: sandbox } });
+    await createWallet({ accountId, sandbox }, 'account', accountId);
+  }
+  return issueToken(accountId, account.owner_user_id, sandbox);
+}
+
+function presentAccount(a: AccountDoc) {
+  return { id: a._id, name: a.name, sandboxes: a.sandboxes, created_at: iso(a.created_at), updated_at: iso(a.updated_at) };
+}
+
+export async function me(auth: AuthContext) {
+  const [user, account, token] = await Promise.all([
+    User.findById(auth.userId).lean<UserDoc>(),
+    Account.findById(auth.accountId).lean<AccountDoc>(),
+    ApiToken.findById(auth.tokenHash).lean<ApiTokenDoc>(),
+  ]);
+  return {
+    id: auth.userId,
+    email: user?.email ?? null,
+    account: { id: auth.accountId, name: account?.name ?? null },
+    sandbox: auth.sandbox,
+    token: { last4: token?.last4 ?? null, last_used_at: iso(token?.last_used_at ?? null) },
+  };
+}
+
+export async function listAccounts(auth: AuthContext) {
+  const accounts = await Account.find({ _id: { $in: (await User.findById(auth.userId).lean<UserDoc>())?.account_ids ?? [] } })
+    .sort({ created_at: -1, _id: -1 })
+    .lean<AccountDoc[]>();
+  return { accounts: accounts.map(presentAccount), pagination: { page: 1, pages: accounts.length ? 1 : 0, count: accounts.length } };
+}
+
+async function memberAccount(auth: AuthContext, id: string): Promise<AccountDoc> {
+  const user = await User.findById(auth.userId).lean<UserDoc>();
+  if (!user?.account_ids.includes(id)) throw ApiError.notFound('Account not found', 'id');
+  const account = await Account.findById(id).lean<AccountDoc>();
+  if (!account) throw ApiError.notFound('Account not found', 'id');
+  return account;
+}
+
+export async function getAccount(auth: AuthContext, id: string) {
+  return presentAccount(await memberAccount(auth, id));
+}
+
+export async function renameAccount(auth: AuthContext, id: string, name: string) {
+  await memberAccount(auth, id);
+  const trimmed = name.trim();
+  if (!trimmed) throw ApiError.validation('name', "can't be blank");
+  const account = await Account.findByIdAndUpdate(id, { $set: { name: trimmed } }, { new: true }).lean<AccountDoc>();
+  return presentAccount(account!);
+}

@@ -1,0 +1,87 @@
+import { Customer, CustomerDoc } from '../models/customer';
+import { Scope, scopeFilter } from '../models/scope';
+import { isDuplicateKey } from '../models/errors';
+import { newId, ID_PREFIX } from '../lib/ids';
+import { ApiError } from '../lib/errors';
+import { presentCustomer } from '../presenters/customer';
+import { recordEvent } from './events';
+import { createWallet, deleteCustomerWallet } from './wallets';
+import { normalizeEmail, optionalText } from './validate';
+import { listPage } from './listing';
+
+export interface CustomerInput {
+  email?: string;
+  first_name?: string | null;
+  last_name?: string | null;
+}
+
+const emailTaken = () => ApiError.validation('email', 'has already been taken');
+
+function eventPayload(c: CustomerDoc) {
+  return { ...presentCustomer(c), object: 'customer' };
+}
+
+export async function findCustomer(scope: Scope, id: string, param = 'id'): Promise<CustomerDoc> {
+  const customer = await Customer.findOne({ _id: id, ...scopeFilter(scope) }).lean<CustomerDoc>();
+  if (!customer) throw ApiError.notFound('Customer not found', param);
+  return customer;
+}
+
+export async function createCustomer(scope: Scope, input: Required<Pick<CustomerInput, 'email'>> & CustomerInput) {
+  const doc = {
+    _id: newId(ID_PREFIX.customer),
+    ...scopeFilter(scope),
+    email: normalizeEmail(input.email),
+    first_name: optionalText(input.first_name) ?? null,
+    last_name: optionalText(input.last_name) ?? null,
+  };
+  let customer: CustomerDoc;
+  try {
+    customer = (await Customer.create(doc)).toObject() as CustomerDoc;
+  } catch (err) {
+    if (isDuplicateKey(err)) throw emailTaken();
+    throw err;
+  }
+  try {
+    await createWallet(scope, 'customer', customer._id);
+  } catch (err) {
+    // No customer without a wallet: undo the insert so a retry starts clean.
+    await Customer.deleteOne({ _id: customer._id });
+    throw err;
+  }
+  await recordEvent(scope, 'customer.created', eventPayload(customer));
+  return presentCustomer(customer);
+}
+
+export async function getCustomer(scope: Scope, id: string) {
+  return presentCustomer(await findCustomer(scope, id));
+}
+
+export async function listCustomers(scope: Scope, page: number) {
+  const { items, pagination } = await listPage<CustomerDoc>(Customer, scopeFilter(scope), page);
+  return { customers: items.map(presentCustomer), pagination };
+}
+
+export async function updateCustomer(scope: Scope, id: string, input: CustomerInput) {
+  const changes: Partial<CustomerDoc> = {};
+  if (input.email !== undefined) changes.email = normalizeEmail(input.email);
+  if (input.first_name !== undefined) changes.first_name = optionalText(input.first_name) ?? null;
+  if (input.last_name !== undefined) changes.last_name = optionalText(input.last_name) ?? null;
+  let customer: CustomerDoc | null;
+  try {
+    customer = await Customer.findOneAndUpdate({ _id: id, ...scopeFilter(scope) }, { $set: changes }, { new: true }).lean<CustomerDoc>();
+  } catch (err) {
+    if (isDuplicateKey(err)) throw emailTaken();
+    throw err;
+  }
+  if (!customer) throw ApiError.notFound('Customer not found', 'id');
+  await recordEvent(scope, 'customer.updated', eventPayload(customer));
+  return presentCustomer(customer);
+}
+
+export async function deleteCustomer(scope: Scope, id: string): Promise<void> {
+  const customer = await Customer.findOneAndDelete({ _id: id, ...scopeFilter(scope) }).lean<CustomerDoc>();
+  if (!customer) throw ApiError.notFound('Customer not found', 'id');
+  await deleteCustomerWallet(scope, id);
+  await recordEvent(scope, 'customer.deleted', eventPayload(customer));
+}

@@ -1,0 +1,110 @@
+import { Price, PriceDoc } from '../models/price';
+import { Product } from '../models/product';
+import { Scope, scopeFilter } from '../models/scope';
+import { newId, ID_PREFIX } from '../lib/ids';
+import { ApiError } from '../lib/errors';
+import { presentPrice } from '../presenters/price';
+import { recordEvent } from './events';
+import { listPage } from './listing';
+
+export const INTERVALS = ['day', 'week', 'month', 'year'] as const;
+export type Interval = (typeof INTERVALS)[number];
+
+export interface PriceInput {
+  product_id: string;
+  amount: number;
+  recurring?: { interval?: unknown; interval_count?: unknown } | boolean | null;
+  currency?: string;
+}
+
+function eventPayload(p: PriceDoc) {
+  return { ...presentPrice(p), object: 'price' };
+}
+
+/** The spec's recurring rules, as field errors on `interval` / `interval_count`. */
+export function parseRecurring(raw: PriceInput['recurring']): { interval: Interval; interval_count: number } | null {
+  if (raw === undefined || raw === null || raw === false) return null;
+  if (raw === true) throw ApiError.validation('interval', 'is required for recurring prices', 'recurring[interval]');
+  const { interval, interval_count } = raw;
+  if (interval === undefined || interval === null || interval === '') {
+    throw ApiError.validation('interval', 'is required for recurring prices', 'recurring[interval]');
+  }
+  if (typeof interval !== 'string' || !(INTERVALS as readonly string[]).includes(interval)) {
+    throw ApiError.validation('interval', 'must be one of: day, week, month, year', 'recurring[interval]');
+  }
+  if (interval_count === undefined || interval_count === null) {
+    throw ApiError.validation('interval_count', 'is required for recurring prices', 'recurring[interval_count]');
+  }
+  if (typeof interval_count !== 'number' || !Number.isInteger(interval_count) || interval_count <= 0) {
+    throw ApiError.validation('interval_count', 'must be greater than zero and integers only', 'recurring[interval_count]');
+  }
+  return { interval: interval as Interval, interval_count };
+}
+
+export async function findPrice(scope: Scope, id: string, param = 'id'): Promise<PriceDoc> {
+  const price = await Price.findOne({ _id: id, ...scopeFilter(scope) }).lean<PriceDoc>();
+  if (!price) throw ApiError.notFound(param === 'id' ? 'Price not found' : `Price not found: ${id}`, param);
+  return price;
+}
+
+export async function createPrice(scope: Scope, input: PriceInput) {
+  if (input.amount < 0) throw ApiError.validation('amount', 'must be greater than or equal to 0');
+  const recurring = parseRecurring(input.recurring);
+  const product = await Product.exists({ _id: input.product_id, ...scopeFilter(scope) });
+  if (!product) throw ApiError.notFound('Product not found', 'product_id');
+  const price = (
+    await Price.create({
+      _id: newId(ID_PREFIX.price),
+      ...scopeFilter(scope),
+      product_id: input.product_id,
+      amount: input.amount,
+      active: true,
+      recurring,
+      currency: input.currency ?? null,
+    })
+  ).toObject() as PriceDoc;
+  await recordEvent(scope, 'price.created', eventPayload(price));
+  return presentPrice(price);
+}
+
+export async function getPrice(scope: Scope, id: string) {
+  return presentPrice(await findPrice(scope, id));
+}
+
+export async function listPrices(scope: Scope, page: number) {
+  const { items, pagination } = await listPage<PriceDoc>(Price, scopeFilter(scope), page);
+  return { prices: items.map(presentPrice), pagination };
+}
+
+export async function updatePrice(scope: Scope, id: string, input: { active?: boolean }) {
+  const changes: Partial<PriceDoc> = {};
+  if (input.active !== undefined) changes.active = input.active;
+  const price = await Price.findOneAndUpdate({ _id: id, ...scopeFilter(scope) }, { $set: changes }, { new: true }).lean<PriceDoc>();
+  if (!price) throw ApiError.notFound('Price not found', 'id');
+  await recordEvent(scope, 'price.updated', eventPayload(price));
+  return presentPrice(price);
+}
+
+type PriceCascade = (scope: Scope, priceIds: string[]) => Promise<void>;
+const priceCascades: PriceCascade[] = [];
+
+/** Billing registers what a price delete takes with it (subscriptions and line items). */
+export function onPricesDeleted(cascade: PriceCascade): void {
+  priceCascades.push(cascade);
+}
+
+async function removePrices(scope: Scope, prices: PriceDoc[]): Promise<void> {
+  if (prices.length === 0) return;
+  const ids = prices.map((p) => p._id);
+  for (const cascade of priceCascades) await cascade(scope, ids);
+  await Price.deleteMany({ _id: { $in: ids }, ...scopeFilter(scope) });
+  for (const p of prices) await recordEvent(scope, 'price.deleted', eventPayload(p));
+}
+
+export async function deletePrice(scope: Scope, id: string): Promise<void> {
+  await removePrices(scope, [await findPrice(scope, id)]);
+}
+
+export async function deletePricesOfProduct(scope: Scope, productId: string): Promise<void> {
+  await removePrices(scope, await Price.find({ product_id: productId, ...scopeFilter(scope) }).lean<PriceDoc[]>());
+}

@@ -1,0 +1,51 @@
+import { Product, ProductDoc } from '../models/product';
+import { Scope, scopeFilter } from '../models/scope';
+import { newId, ID_PREFIX } from '../lib/ids';
+import { ApiError } from '../lib/errors';
+import { presentProduct } from '../presenters/product';
+import { recordEvent } from './events';
+import { requireNonBlank } from './validate';
+import { listPage } from './listing';
+import { deletePricesOfProduct } from './prices';
+
+function eventPayload(p: ProductDoc) {
+  return { ...presentProduct(p), object: 'product' };
+}
+
+export async function findProduct(scope: Scope, id: string, param = 'id'): Promise<ProductDoc> {
+  const product = await Product.findOne({ _id: id, ...scopeFilter(scope) }).lean<ProductDoc>();
+  if (!product) throw ApiError.notFound('Product not found', param);
+  return product;
+}
+
+export async function createProduct(scope: Scope, input: { name: string }) {
+  const product = (await Product.create({ _id: newId(ID_PREFIX.product), ...scopeFilter(scope), name: requireNonBlank('name', input.name) })).toObject() as ProductDoc;
+  await recordEvent(scope, 'product.created', eventPayload(product));
+  return presentProduct(product);
+}
+
+export async function getProduct(scope: Scope, id: string) {
+  return presentProduct(await findProduct(scope, id));
+}
+
+export async function listProducts(scope: Scope, page: number) {
+  const { items, pagination } = await listPage<ProductDoc>(Product, scopeFilter(scope), page);
+  return { products: items.map(presentProduct), pagination };
+}
+
+export async function updateProduct(scope: Scope, id: string, input: { name?: string }) {
+  const changes: Partial<ProductDoc> = {};
+  if (input.name !== undefined) changes.name = requireNonBlank('name', input.name);
+  const product = await Product.findOneAndUpdate({ _id: id, ...scopeFilter(scope) }, { $set: changes }, { new: true }).lean<ProductDoc>();
+  if (!product) throw ApiError.notFound('Product not found', 'id');
+  await recordEvent(scope, 'product.updated', eventPayload(product));
+  return presentProduct(product);
+}
+
+/** Deleting a product deletes its prices (each with its own price.deleted event). */
+export async function deleteProduct(scope: Scope, id: string): Promise<void> {
+  const product = await Product.findOneAndDelete({ _id: id, ...scopeFilter(scope) }).lean<ProductDoc>();
+  if (!product) throw ApiError.notFound('Product not found', 'id');
+  await deletePricesOfProduct(scope, id);
+  await recordEvent(scope, 'product.deleted', eventPayload(product));
+}

@@ -1,0 +1,48 @@
+import { Wallet, WalletDoc } from '../models/wallet';
+import { CryptoAddress, CryptoAddressDoc } from '../models/cryptoAddress';
+import { Scope, scopeFilter } from '../models/scope';
+import { newId, ID_PREFIX } from '../lib/ids';
+import { ApiError } from '../lib/errors';
+import { presentWallet } from '../presenters/wallet';
+import { recordEvent } from './events';
+import { listPage } from './listing';
+
+/** Wallets are never created through the API: accounts and customers get one here. */
+export async function createWallet(scope: Scope, ownerType: 'account' | 'customer', ownerId: string): Promise<WalletDoc> {
+  const wallet = (await Wallet.create({ _id: newId(ID_PREFIX.wallet), ...scopeFilter(scope), owner_type: ownerType, owner_id: ownerId })).toObject() as WalletDoc;
+  await recordEvent(scope, 'wallet.created', presentWallet(wallet, []));
+  return wallet;
+}
+
+async function addressesByWallet(walletIds: string[]): Promise<Map<string, CryptoAddressDoc[]>> {
+  const addresses = await CryptoAddress.find({ wallet_id: { $in: walletIds } }).sort({ created_at: -1, _id: -1 }).lean<CryptoAddressDoc[]>();
+  const byWallet = new Map<string, CryptoAddressDoc[]>();
+  for (const a of addresses) {
+    const list = byWallet.get(a.wallet_id) ?? [];
+    list.push(a);
+    byWallet.set(a.wallet_id, list);
+  }
+  return byWallet;
+}
+
+export async function getWallet(scope: Scope, id: string) {
+  const wallet = await Wallet.findOne({ _id: id, ...scopeFilter(scope) }).lean<WalletDoc>();
+  if (!wallet) throw ApiError.notFound('Wallet not found', 'id');
+  const addresses = (await addressesByWallet([wallet._id])).get(wallet._id) ?? [];
+  return presentWallet(wallet, addresses);
+}
+
+export async function listWallets(scope: Scope, page: number) {
+  const { items, pagination } = await listPage<WalletDoc>(Wallet, scopeFilter(scope), page);
+  const addresses = await addressesByWallet(items.map((w) => w._id));
+  return { wallets: items.map((w) => presentWallet(w, addresses.get(w._id) ?? [])), pagination };
+}
+
+/** Customer delete cascades to the customer's wallet and its addresses. */
+export async function deleteCustomerWallet(scope: Scope, customerId: string): Promise<void> {
+  const wallets = await Wallet.find({ ...scopeFilter(scope), owner_type: 'customer', owner_id: customerId }).lean<WalletDoc[]>();
+  const ids = wallets.map((w) => w._id);
+  if (ids.length === 0) return;
+  await CryptoAddress.deleteMany({ wallet_id: { $in: ids } });
+  await Wallet.deleteMany({ _id: { $in: ids } });
+}

@@ -1,0 +1,2 @@
+/** Shared Temporal names: pure, importable from workflows. */
+export const DEFAULT_TASK_QUEUE = 'payments';
