@@ -13,7 +13,8 @@ const idempotencyKeySchema = new Schema(
   },
   { versionKey: false, minimize: false },
 );
-idempotencyKeySchema.index({ created_at: 1 }, { expireAfterSeconds: 24 * 3600 });
+// No TTL index: FerretDB v1 has none. Expired keys are ignored on read and purged by the retention schedule.
+idempotencyKeySchema.index({ created_at: 1 });
 
 export type IdempotencyKeyDoc = InferSchemaType<typeof idempotencyKeySchema> & { _id: string };
 export const IdempotencyKey = model('IdempotencyKey', idempotencyKeySchema, 'idempotency_keys');

@@ -22,6 +22,6 @@ export const Counter = model('Counter', counterSchema, 'counters');
 
 /** Next integer in a named sequence (users have integer ids). Single-document atomic update. */
 export async function nextSequence(name: string): Promise<number> {
-  const doc = await Counter.findOneAndUpdate({ _id: name }, { $inc: { seq: 1 } }, { upsert: true, new: true }).lean();
+  const doc = await Counter.findOneAndUpdate({ _id: name }, { $inc: { seq: 1 } }, { upsert: true, returnDocument: 'after' }).lean();
   return doc!.seq;
 }

@@ -138,6 +138,6 @@ export async function renameAccount(auth: AuthContext, id: string, name: string)
   await memberAccount(auth, id);
   const trimmed = name.trim();
   if (!trimmed) throw ApiError.validation('name', "can't be blank");
-  const account = await Account.findByIdAndUpdate(id, { $set: { name: trimmed } }, { new: true }).lean<AccountDoc>();
+  const account = await Account.findByIdAndUpdate(id, { $set: { name: trimmed } }, { returnDocument: 'after' }).lean<AccountDoc>();
   return presentAccount(account!);
 }

@@ -69,7 +69,7 @@ export async function updateCustomer(scope: Scope, id: string, input: CustomerIn
   if (input.last_name !== undefined) changes.last_name = optionalText(input.last_name) ?? null;
   let customer: CustomerDoc | null;
   try {
-    customer = await Customer.findOneAndUpdate({ _id: id, ...scopeFilter(scope) }, { $set: changes }, { new: true }).lean<CustomerDoc>();
+    customer = await Customer.findOneAndUpdate({ _id: id, ...scopeFilter(scope) }, { $set: changes }, { returnDocument: 'after' }).lean<CustomerDoc>();
   } catch (err) {
     if (isDuplicateKey(err)) throw emailTaken();
     throw err;

@@ -79,7 +79,7 @@ export async function listPrices(scope: Scope, page: number) {
 export async function updatePrice(scope: Scope, id: string, input: { active?: boolean }) {
   const changes: Partial<PriceDoc> = {};
   if (input.active !== undefined) changes.active = input.active;
-  const price = await Price.findOneAndUpdate({ _id: id, ...scopeFilter(scope) }, { $set: changes }, { new: true }).lean<PriceDoc>();
+  const price = await Price.findOneAndUpdate({ _id: id, ...scopeFilter(scope) }, { $set: changes }, { returnDocument: 'after' }).lean<PriceDoc>();
   if (!price) throw ApiError.notFound('Price not found', 'id');
   await recordEvent(scope, 'price.updated', eventPayload(price));
   return presentPrice(price);

@@ -36,7 +36,7 @@ export async function listProducts(scope: Scope, page: number) {
 export async function updateProduct(scope: Scope, id: string, input: { name?: string }) {
   const changes: Partial<ProductDoc> = {};
   if (input.name !== undefined) changes.name = requireNonBlank('name', input.name);
-  const product = await Product.findOneAndUpdate({ _id: id, ...scopeFilter(scope) }, { $set: changes }, { new: true }).lean<ProductDoc>();
+  const product = await Product.findOneAndUpdate({ _id: id, ...scopeFilter(scope) }, { $set: changes }, { returnDocument: 'after' }).lean<ProductDoc>();
   if (!product) throw ApiError.notFound('Product not found', 'id');
   await recordEvent(scope, 'product.updated', eventPayload(product));
   return presentProduct(product);

@@ -1,0 +1,9 @@
+/** @type {import('jest').Config} */
+module.exports = {
+  testEnvironment: 'node',
+  transform: { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022' } }] },
+  testMatch: ['<rootDir>/test/**/*.test.ts'],
+  testTimeout: 120000,
+  maxWorkers: 2,
+  reporters: ['default', '<rootDir>/test/support/summaryReporter.js'],
+};

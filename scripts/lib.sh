@@ -1,0 +1,86 @@
+# Shared helpers for start.sh / test.sh / bench.sh. Sourced, not run.
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+TOOLS="$ROOT/.tools"
+PIDS=()
+
+log() { printf '\033[1m[%s]\033[0m %s\n' "${LOG_TAG:-stack}" "$*" >&2; }
+
+ensure_node_modules() {
+  local stamp="$ROOT/node_modules/.install-stamp"
+  if [[ ! -f "$stamp" || "$ROOT/package-lock.json" -nt "$stamp" ]]; then
+    log "installing npm packages (versions pinned by package-lock.json)..."
+    # `npm install` rather than `npm ci`: npm 11 leaves other platforms' optional binaries
+    # out of the lock file and `npm ci` then refuses it; install still honours the lock.
+    (cd "$ROOT" && npm install --no-audit --no-fund --loglevel=error)
+    touch "$stamp"
+  fi
+}
+
+ensure_tools() { bash "$ROOT/scripts/install-tools.sh" "${1:-all}"; }
+
+free_port() {
+  node -e "const s=require('net').createServer();s.listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})"
+}
+
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+wait_for_port() { # port name seconds
+  local port=$1 name=$2 secs=${3:-60} i
+  for ((i = 0; i < secs * 5; i++)); do
+    if port_open "$port"; then return 0; fi
+    sleep 0.2
+  done
+  log "$name did not open port $port within ${secs}s"; return 1
+}
+
+any_dead() {
+  local pid
+  for pid in "${PIDS[@]:-}"; do [[ -n "$pid" ]] && ! kill -0 "$pid" 2>/dev/null && return 0; done
+  return 1
+}
+
+wait_for_http() { # url name seconds
+  local url=$1 name=$2 secs=${3:-60} i
+  for ((i = 0; i < secs * 2; i++)); do
+    if any_dead; then log "a process exited while waiting for $name"; return 1; fi
+    if node -e "fetch(process.argv[1]).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))" "$url"; then return 0; fi
+    sleep 0.5
+  done
+  log "$name not healthy at $url within ${secs}s"; return 1
+}
+
+start_bg() { # logfile cmd...
+  local logfile=$1; shift
+  "$@" >>"$logfile" 2>&1 &
+  PIDS+=($!)
+  echo $!
+}
+
+stop_all() {
+  local pid
+  for pid in "${PIDS[@]:-}"; do [[ -n "$pid" ]] && kill -TERM "$pid" 2>/dev/null || true; done
+  for pid in "${PIDS[@]:-}"; do [[ -n "$pid" ]] && wait "$pid" 2>/dev/null || true; done
+  PIDS=()
+}
+
+# FerretDB v1 with its SQLite backend: a real MongoDB-wire server in a folder of ours.
+start_ferretdb() { # port datadir logfile
+  local port=$1 dir=$2 logfile=$3
+  mkdir -p "$dir/sqlite" "$dir/state"
+  start_bg "$logfile" "$TOOLS/bin/ferretdb" --handler=sqlite --sqlite-url="file:$dir/sqlite/" \
+    --state-dir="$dir/state" --listen-addr="127.0.0.1:$port" --telemetry=disable --log-level=warn >/dev/null
+  wait_for_port "$port" ferretdb 60
+}
+
+# Search attributes operators use to find subscriptions in the Temporal UI.
+SEARCH_ATTRIBUTES=(AccountId=Keyword CustomerId=Keyword SubscriptionStatus=Keyword NextBillingDate=Datetime)
+
+start_temporal_dev() { # port uiport dbfile logfile [--headless]
+  local port=$1 ui=$2 db=$3 logfile=$4; shift 4
+  local args=(server start-dev --ip 127.0.0.1 --port "$port" --namespace default --db-filename "$db" --log-level warn)
+  if [[ "${1:-}" == "--headless" ]]; then args+=(--headless); else args+=(--ui-port "$ui"); fi
+  local sa; for sa in "${SEARCH_ATTRIBUTES[@]}"; do args+=(--search-attribute "$sa"); done
+  mkdir -p "$(dirname "$db")"
+  start_bg "$logfile" "$TOOLS/bin/temporal" "${args[@]}" >/dev/null
+  wait_for_port "$port" temporal 120
+}

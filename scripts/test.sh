@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# `npm test`: installs whatever is missing, starts a throwaway FerretDB and a headless Temporal
+# dev server on free ports, runs every Jest test (time-skipping tests start the Temporal
+# test server themselves), then stops what it started. Extra args go to Jest.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+LOG_TAG=test
+RUN="$(mktemp -d "${TMPDIR:-/tmp}/payments-test.XXXXXX")"
+trap 'stop_all; rm -rf "$RUN"' EXIT
+trap 'exit 130' INT TERM
+
+ensure_node_modules
+ensure_tools all
+
+log "type-checking"
+(cd "$ROOT" && npx tsc --noEmit)
+
+MONGO_PORT="$(free_port)"
+log "starting FerretDB on 127.0.0.1:$MONGO_PORT (data in $RUN)"
+start_ferretdb "$MONGO_PORT" "$RUN/ferretdb" "$RUN/ferretdb.log"
+TEMPORAL_PORT="$(free_port)"
+log "starting Temporal dev server on 127.0.0.1:$TEMPORAL_PORT"
+start_temporal_dev "$TEMPORAL_PORT" 0 "$RUN/temporal.db" "$RUN/temporal.log" --headless
+
+export TEST_MONGODB_URL="mongodb://127.0.0.1:$MONGO_PORT"
+export TEST_TEMPORAL_ADDRESS="127.0.0.1:$TEMPORAL_PORT"
+export TEST_TEMPORAL_CLI="$TOOLS/bin/temporal"
+export TEMPORAL_TEST_SERVER_PATH="$ROOT/scripts/temporal-test-server.sh"
+export TEST_RUN_DIR="$RUN"
+export LOG_LEVEL="${LOG_LEVEL:-silent}"
+
+log "running jest"
+cd "$ROOT"
+set +e
+npx jest "$@"
+status=$?
+set -e
+if [[ $status -ne 0 ]]; then
+  log "jest failed; server logs:"; tail -n 20 "$RUN/ferretdb.log" "$RUN/temporal.log" >&2 || true
+fi
+exit $status

@@ -1,0 +1,71 @@
+/**
+ * The operator CLI (the spec's "dashboard"):
+ *   accounts create --email E --password P [--name N] [--totp] [--json]
+ *   tokens create --account ACCT [--sandbox NAME] [--json]
+ *   tokens revoke --token TOKEN
+ */
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../config';
+import { connectDatabase, disconnectDatabase } from '../db/connection';
+import { ApiError } from '../lib/errors';
+import { createAccount, createTokenFor, revokeToken } from '../services/accounts';
+
+const USAGE = `usage:
+  cli accounts create --email E --password P [--name N] [--totp] [--json]
+  cli tokens create --account ACCT_ID [--sandbox NAME] [--json]
+  cli tokens revoke --token TOKEN`;
+
+function fail(message: string): never {
+  console.error(message);
+  process.exit(2);
+}
+
+function print(json: boolean, value: Record<string, unknown>) {
+  if (json) console.log(JSON.stringify(value));
+  else for (const [k, v] of Object.entries(value)) console.log(`${k.padEnd(14)} ${v}`);
+}
+
+async function main(argv: string[]) {
+  const [group, action, ...rest] = argv;
+  const { values } = parseArgs({
+    args: rest,
+    options: {
+      email: { type: 'string' },
+      password: { type: 'string' },
+      name: { type: 'string' },
+      totp: { type: 'boolean', default: false },
+      json: { type: 'boolean', default: false },
+      account: { type: 'string' },
+      sandbox: { type: 'string' },
+      token: { type: 'string' },
+    },
+    strict: true,
+  });
+  const config = loadConfig();
+  await connectDatabase(config.mongodbUri);
+  try {
+    if (group === 'accounts' && action === 'create') {
+      if (!values.email || !values.password) fail(USAGE);
+      print(values.json!, await createAccount({ email: values.email, password: values.password, name: values.name, totp: values.totp }));
+    } else if (group === 'tokens' && action === 'create') {
+      if (!values.account) fail(USAGE);
+      const sandbox = values.sandbox ?? null;
+      print(values.json!, { account_id: values.account, sandbox, token: await createTokenFor(values.account, sandbox) });
+    } else if (group === 'tokens' && action === 'revoke') {
+      if (!values.token) fail(USAGE);
+      const revoked = await revokeToken(values.token);
+      if (!revoked) fail('no such active token');
+      print(values.json!, { revoked: true });
+    } else {
+      fail(USAGE);
+    }
+  } finally {
+    await disconnectDatabase();
+  }
+}
+
+main(process.argv.slice(2)).catch((err) => {
+  if (err instanceof ApiError) fail(`error: ${err.message}`);
+  console.error(err instanceof Error ? err.message : err);
+  process.exit(1);
+});

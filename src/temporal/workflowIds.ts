@@ -1,0 +1,8 @@
+/** Workflow ids derived from what they own, so the same thing can never run twice. Pure. */
+export const workflowIds = {
+  subscription: (subscriptionId: string) => `subscription-${subscriptionId}`,
+  invoiceDue: (invoiceId: string) => `invoice-due-${invoiceId}`,
+  webhookDelivery: (eventId: string, endpointId: string) => `webhook-${eventId}-${endpointId}`,
+  claimLink: (linkId: string) => `claim-link-${linkId}`,
+  allocation: (customerOrAccountKey: string) => `allocation-${customerOrAccountKey}`,
+};

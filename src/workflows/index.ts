@@ -1,0 +1,2 @@
+// Every workflow type the worker runs. Workflows import only pure modules and shared definitions.
+export {};
