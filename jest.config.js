@@ -5,5 +5,6 @@ module.exports = {
   testMatch: ['<rootDir>/test/**/*.test.ts'],
   testTimeout: 120000,
   maxWorkers: 2,
+  setupFiles: ['<rootDir>/test/support/setup.ts'],
   reporters: ['default', '<rootDir>/test/support/summaryReporter.js'],
 };

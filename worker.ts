@@ -4,6 +4,8 @@ import { loadConfig, ConfigError } from './src/config';
 import { createLogger } from './src/lib/logger';
 import { connectDatabase, disconnectDatabase } from './src/db/connection';
 import { createActivities } from './src/activities';
+import { connectTemporal } from './src/temporal/client';
+import { startDomains } from './src/services/runtime';
 
 async function main() {
   let config;
@@ -18,6 +20,10 @@ async function main() {
   }
   const logger = createLogger(config.logLevel, 'worker');
   await connectDatabase(config.mongodbUri);
+  // Activities record events and may start workflows (webhook deliveries), so the worker
+  // process wires the domains with a client too.
+  const temporal = await connectTemporal(config.temporal);
+  const stopDomains = await startDomains({ config, logger, temporal: { client: temporal.client, taskQueue: temporal.taskQueue } });
   const connection = await NativeConnection.connect({ address: config.temporal.address });
   const worker = await Worker.create({
     connection,
@@ -31,7 +37,9 @@ async function main() {
   process.once('SIGTERM', stop);
   logger.info({ taskQueue: config.temporal.taskQueue }, 'worker running');
   await worker.run();
+  await stopDomains();
   await connection.close();
+  await temporal.connection.close();
   await disconnectDatabase();
   logger.info('worker stopped');
 }

@@ -2,16 +2,15 @@
  * All activities, built from their dependencies (`createActivities(deps)`), so tests can
  * inject fakes for outside services (price oracle, HTTP) while the database stays real.
  */
-import type { Config } from '../config';
-import type { Logger } from 'pino';
+import type { ActivityDeps } from './deps';
+import { createBillingActivities } from './billing';
+import { createCryptoActivities } from './crypto';
+import { createWebhooksActivities } from './webhooks';
 
-export interface ActivityDeps {
-  config: Config;
-  logger: Logger;
-}
+export type { ActivityDeps } from './deps';
 
-export function createActivities(_deps: ActivityDeps) {
-  return {};
+export function createActivities(deps: ActivityDeps) {
+  return { ...createBillingActivities(deps), ...createCryptoActivities(deps), ...createWebhooksActivities(deps) };
 }
 
 export type Activities = ReturnType<typeof createActivities>;

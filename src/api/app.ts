@@ -22,6 +22,9 @@ import { customerRoutes } from './customers/routes';
 import { productRoutes } from './products/routes';
 import { priceRoutes } from './prices/routes';
 import { walletRoutes } from './wallets/routes';
+import { billingPages, billingPublicResources, billingResources } from './domains/billing';
+import { cryptoPages, cryptoPublicResources, cryptoResources } from './domains/crypto';
+import { webhooksPages, webhooksPublicResources, webhooksResources } from './domains/webhooks';
 
 export type RouteModule = (router: Router<AppState>) => void;
 
@@ -29,15 +32,14 @@ export interface AppDeps {
   config: Config;
   logger: Logger;
   probes?: ReadinessProbe[];
-  /** Further authenticated resource routers (billing, crypto, webhooks register here). */
-  resources?: RouteModule[];
-  /** Further unauthenticated routers under /v1 (public payment claim links). */
-  publicResources?: RouteModule[];
-  /** Routes outside /v1 (the /pay page). */
-  pages?: RouteModule[];
 }
 
-const BASE_RESOURCES: RouteModule[] = [meRoutes, accountRoutes, customerRoutes, productRoutes, priceRoutes, walletRoutes];
+const RESOURCES: RouteModule[] = [
+  meRoutes, accountRoutes, customerRoutes, productRoutes, priceRoutes, walletRoutes,
+  ...billingResources, ...cryptoResources, ...webhooksResources,
+];
+const PUBLIC_RESOURCES: RouteModule[] = [...billingPublicResources, ...cryptoPublicResources, ...webhooksPublicResources];
+const PAGES: RouteModule[] = [...billingPages, ...cryptoPages, ...webhooksPages];
 
 export function createApp(deps: AppDeps): Koa<AppState> {
   const { config, logger } = deps;
@@ -50,20 +52,20 @@ export function createApp(deps: AppDeps): Koa<AppState> {
 
   const root = new Router<AppState>();
   healthRoutes(root, deps.probes ?? []);
-  for (const page of deps.pages ?? []) page(root);
+  for (const page of PAGES) page(root);
   app.use(root.routes());
 
   for (const prefix of ['/v1', '/api/v1']) {
     const open = new Router<AppState>({ prefix });
     authRoutes(open);
-    for (const r of deps.publicResources ?? []) r(open);
+    for (const r of PUBLIC_RESOURCES) r(open);
     app.use(open.routes());
 
     const api = new Router<AppState>({ prefix });
     api.use(authMiddleware);
     api.use(rateLimit(config.rateLimitPerMinute, (ctx) => ctx.state.auth!.tokenHash));
     api.use(idempotency(config.publicUrl));
-    for (const r of [...BASE_RESOURCES, ...(deps.resources ?? [])]) r(api);
+    for (const r of RESOURCES) r(api);
     app.use(api.routes());
   }
 

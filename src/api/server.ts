@@ -4,6 +4,7 @@ import { createLogger } from '../lib/logger';
 import { connectDatabase, disconnectDatabase, pingDatabase } from '../db/connection';
 import { connectTemporal, pingTemporal } from '../temporal/client';
 import { createApp } from './app';
+import { startDomains } from '../services/runtime';
 
 async function main() {
   let config;
@@ -19,6 +20,7 @@ async function main() {
   const logger = createLogger(config.logLevel, 'api');
   await connectDatabase(config.mongodbUri);
   const temporal = await connectTemporal(config.temporal);
+  const stopDomains = await startDomains({ config, logger, temporal: { client: temporal.client, taskQueue: temporal.taskQueue } });
   const app = createApp({
     config,
     logger,
@@ -33,6 +35,7 @@ async function main() {
   const stop = async () => {
     logger.info('api stopping');
     server.close();
+    await stopDomains().catch(() => undefined);
     await temporal.connection.close().catch(() => undefined);
     await disconnectDatabase().catch(() => undefined);
     process.exit(0);

@@ -1,2 +1,4 @@
 // Every workflow type the worker runs. Workflows import only pure modules and shared definitions.
-export {};
+export * from './billing';
+export * from './crypto';
+export * from './webhooks';

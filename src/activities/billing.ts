@@ -1,0 +1,6 @@
+import type { ActivityDeps } from './deps';
+
+/** Activities of the billing domain. */
+export function createBillingActivities(_deps: ActivityDeps) {
+  return {};
+}

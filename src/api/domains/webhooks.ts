@@ -1,0 +1,8 @@
+import type { RouteModule } from '../app';
+
+/** Authenticated routers of the webhooks domain, mounted under /v1 and /api/v1. */
+export const webhooksResources: RouteModule[] = [];
+/** Unauthenticated routers under /v1 (none unless stated). */
+export const webhooksPublicResources: RouteModule[] = [];
+/** Routes outside /v1 (pages). */
+export const webhooksPages: RouteModule[] = [];

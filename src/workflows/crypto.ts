@@ -1,0 +1,2 @@
+// Workflows of the crypto domain (re-exported by ./index).
+export {};

@@ -1,0 +1,2 @@
+// Workflows of the webhooks domain (re-exported by ./index).
+export {};
