@@ -84,3 +84,15 @@ start_temporal_dev() { # port uiport dbfile logfile [--headless]
   start_bg "$logfile" "$TOOLS/bin/temporal" "${args[@]}" >/dev/null
   wait_for_port "$port" temporal 120
 }
+
+# The docker-compose.yml check needs a compose implementation (no engine): Debian's docker-compose.
+ensure_compose() {
+  if docker compose version >/dev/null 2>&1 || command -v docker-compose >/dev/null 2>&1; then return 0; fi
+  if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
+    log "installing docker-compose from Debian packages..."
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker-compose >/dev/null
+  else
+    log "docker-compose is missing and cannot be installed here (need root and apt-get)"; return 1
+  fi
+}

@@ -11,6 +11,7 @@ trap 'exit 130' INT TERM
 
 ensure_node_modules
 ensure_tools all
+ensure_compose
 
 log "type-checking"
 (cd "$ROOT" && npx tsc --noEmit)

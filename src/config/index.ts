@@ -4,6 +4,13 @@
  */
 export class ConfigError extends Error {}
 
+/** Every variable loadConfig reads (docker-compose.yml is checked against this list). */
+export const CONFIG_VARIABLES = [
+  'PORT', 'HOST', 'LOG_LEVEL', 'MONGODB_URI', 'PUBLIC_URL', 'TEMPORAL_ADDRESS', 'TEMPORAL_NAMESPACE',
+  'TEMPORAL_TASK_QUEUE', 'RATE_LIMIT_PER_MINUTE', 'INVOICE_DUE_DAYS', 'SLIPPAGE_TOLERANCE',
+  'WEBHOOK_ALLOW_PRIVATE_NETWORKS', 'CLAIM_VERIFICATION',
+] as const;
+
 type Env = Record<string, string | undefined>;
 
 function str(env: Env, name: string, def: string): string {

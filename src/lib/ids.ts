@@ -26,7 +26,7 @@ export function randomString(length: number, alphabet = ALPHABET): string {
   const out: string[] = [];
   const limit = 256 - (256 % alphabet.length);
   while (out.length < length) {
-    const bytes = crypto.getRandomValues(new Uint8Array(length * 2));
+    const bytes = crypto.getRandomValues(new Uint8Array(Math.min(65536, (length - out.length) * 2)));
     for (const b of bytes) {
       if (b < limit && out.length < length) out.push(alphabet[b % alphabet.length]);
     }

@@ -1,0 +1,121 @@
+import { useTestDatabase } from '../support/db';
+import { client, newAccount, startTestApi, TestApi } from '../support/api';
+import { Customer } from '../../src/models/customer';
+
+useTestDatabase();
+let api: TestApi;
+beforeAll(async () => {
+  api = await startTestApi();
+});
+afterAll(() => api.close());
+
+describe('HTTP surface', () => {
+  it('serves the same routes under /api/v1', async () => {
+    const a = await newAccount(api.url);
+    const c = (await a.api.post('/api/v1/customers', { email: 'alias@x.io' })).body;
+    expect((await a.api.get(`/v1/customers/${c.id}`)).status).toBe(200);
+    expect((await a.api.get(`/api/v1/customers/${c.id}`)).body.email).toBe('alias@x.io');
+  });
+
+  it('answers malformed JSON with 400 and oversize bodies with 413, writing nothing', async () => {
+    const a = await newAccount(api.url);
+    const bad = await a.api.request('POST', '/v1/customers', '{"email": "x@y.io",');
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toMatchObject({ code: 'parameter_invalid', param: null });
+    const big = await a.api.request('POST', '/v1/customers', JSON.stringify({ email: 'big@x.io', first_name: 'x'.repeat(1024 * 1024 + 10) }));
+    expect(big.status).toBe(413);
+    expect(big.body.error.type).toBe('invalid_request_error');
+    const notObject = await a.api.request('POST', '/v1/customers', '[1,2]');
+    expect(notObject.status).toBe(422);
+    expect(await Customer.countDocuments({ account_id: a.account_id })).toBe(0);
+  });
+
+  it('answers unknown routes with a structured 404', async () => {
+    const a = await newAccount(api.url);
+    const r = await a.api.get('/v1/nothing-here');
+    expect(r.status).toBe(404);
+    expect(r.body.error.code).toBe('resource_not_found');
+    expect((await client(api.url).get('/elsewhere')).status).toBe(404);
+    expect((await a.api.get(`/v1/customers/${'x'.repeat(5000)}`)).status).toBe(404);
+  });
+
+  it('has health and readiness endpoints', async () => {
+    const anon = client(api.url);
+    expect((await anon.get('/healthz')).body).toEqual({ status: 'ok' });
+    expect((await anon.get('/readyz')).status).toBe(200);
+  });
+
+  it('sets a request id', async () => {
+    const a = await newAccount(api.url);
+    const r = await a.api.get('/v1/customers', { 'X-Request-Id': 'req-123' });
+    expect(r.headers.get('x-request-id')).toBe('req-123');
+    expect((await a.api.get('/v1/customers')).headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
+
+describe('rate limit', () => {
+  let limited: TestApi;
+  beforeAll(async () => {
+    limited = await startTestApi({}, { RATE_LIMIT_PER_MINUTE: '3' });
+  });
+  afterAll(() => limited.close());
+
+  it('answers 429 with Retry-After past the per-token limit, counting each token apart', async () => {
+    const a = await newAccount(limited.url);
+    const b = await newAccount(limited.url);
+    const statuses: number[] = [];
+    for (let i = 0; i < 4; i++) statuses.push((await a.api.get('/v1/customers')).status);
+    // The window may roll over between requests; at least one of the four is over the limit unless it did.
+    const r = await a.api.get('/v1/customers');
+    if (r.status === 429) {
+      expect(r.body.error).toMatchObject({ code: 'rate_limit_error', message: 'Too many requests, retry after 60 seconds' });
+      expect(r.headers.get('retry-after')).toBe('60');
+      expect(r.headers.get('ratelimit-limit')).toBe('3');
+    }
+    expect([...statuses, r.status]).toContain(429);
+    expect((await b.api.get('/v1/customers')).status).toBe(200);
+  });
+});
+
+describe('idempotency keys', () => {
+  it('replays the first response and changes nothing', async () => {
+    const a = await newAccount(api.url);
+    const first = await a.api.post('/v1/customers', { email: 'idem@x.io' }, { 'Idempotency-Key': 'k-1' });
+    const again = await a.api.post('/v1/customers', { email: 'idem@x.io' }, { 'Idempotency-Key': 'k-1' });
+    expect(first.status).toBe(201);
+    expect(again.status).toBe(201);
+    expect(again.body).toEqual(first.body);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(first.headers.get('idempotent-replayed')).toBeNull();
+    expect(await Customer.countDocuments({ account_id: a.account_id })).toBe(1);
+  });
+
+  it('refuses the same key with another body, keeps 4xx, and is per account', async () => {
+    const a = await newAccount(api.url);
+    const b = await newAccount(api.url);
+    await a.api.post('/v1/customers', { email: 'one@x.io' }, { 'Idempotency-Key': 'k-2' });
+    const other = await a.api.post('/v1/customers', { email: 'two@x.io' }, { 'Idempotency-Key': 'k-2' });
+    expect(other.status).toBe(422);
+    expect(other.body.error.param).toBe('Idempotency-Key');
+    expect((await b.api.post('/v1/customers', { email: 'two@x.io' }, { 'Idempotency-Key': 'k-2' })).status).toBe(201);
+
+    const bad1 = await a.api.post('/v1/customers', { email: 'bad' }, { 'Idempotency-Key': 'k-3' });
+    const bad2 = await a.api.post('/v1/customers', { email: 'bad' }, { 'Idempotency-Key': 'k-3' });
+    expect(bad1.status).toBe(422);
+    expect(bad2.status).toBe(422);
+    expect(bad2.headers.get('idempotent-replayed')).toBe('true');
+    expect((await a.api.post('/v1/customers', { email: 'x@x.io' }, { 'Idempotency-Key': 'bad key with spaces' })).status).toBe(422);
+  });
+
+  it('answers 409 while the first request with a key is in flight', async () => {
+    const a = await newAccount(api.url);
+    const results = await Promise.all(
+      Array.from({ length: 5 }, () => a.api.post('/v1/customers', { email: 'race@x.io' }, { 'Idempotency-Key': 'k-race' })),
+    );
+    const statuses = results.map((r) => r.status);
+    expect(statuses.filter((s) => s === 201).length).toBeGreaterThanOrEqual(1);
+    expect(statuses.every((s) => s === 201 || s === 409)).toBe(true);
+    for (const r of results.filter((x) => x.status === 409)) expect(r.body.error.code).toBe('idempotency_conflict');
+    expect(await Customer.countDocuments({ account_id: a.account_id })).toBe(1);
+  });
+});
