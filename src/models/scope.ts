@@ -19,3 +19,19 @@ export const scopedFields = {
 } as const;
 
 export const timestamps = { createdAt: 'created_at', updatedAt: 'updated_at' } as const;
+
+/** A document's scope check, done in code (see findInScope). */
+export function inScope(doc: { account_id?: string; sandbox?: string | null } | null | undefined, scope: Scope): boolean {
+  return !!doc && doc.account_id === scope.accountId && (doc.sandbox ?? null) === scope.sandbox;
+}
+
+/**
+ * Loads one document by id and checks its scope in code. FerretDB v1 (SQLite) pushes only an
+ * `_id`-alone filter down to SQL; any other field makes it decode every document, which is
+ * several times slower. A document of another account or scope reads as missing (404).
+ */
+export async function findInScope<T>(model: { findById(id: string): { lean<R>(): Promise<R | null> } }, scope: Scope, id: string): Promise<T | null> {
+  if (!id) return null;
+  const doc = await model.findById(id).lean<T & { account_id?: string; sandbox?: string | null }>();
+  return inScope(doc, scope) ? doc : null;
+}

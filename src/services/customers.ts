@@ -1,5 +1,5 @@
 import { Customer, CustomerDoc } from '../models/customer';
-import { Scope, scopeFilter } from '../models/scope';
+import { Scope, scopeFilter, findInScope } from '../models/scope';
 import { isDuplicateKey } from '../models/errors';
 import { newId, ID_PREFIX } from '../lib/ids';
 import { ApiError } from '../lib/errors';
@@ -22,7 +22,7 @@ function eventPayload(c: CustomerDoc) {
 }
 
 export async function findCustomer(scope: Scope, id: string, param = 'id'): Promise<CustomerDoc> {
-  const customer = await Customer.findOne({ _id: id, ...scopeFilter(scope) }).lean<CustomerDoc>();
+  const customer = await findInScope<CustomerDoc>(Customer, scope, id);
   if (!customer) throw ApiError.notFound('Customer not found', param);
   return customer;
 }
@@ -67,9 +67,10 @@ export async function updateCustomer(scope: Scope, id: string, input: CustomerIn
   if (input.email !== undefined) changes.email = normalizeEmail(input.email);
   if (input.first_name !== undefined) changes.first_name = optionalText(input.first_name) ?? null;
   if (input.last_name !== undefined) changes.last_name = optionalText(input.last_name) ?? null;
+  await findCustomer(scope, id);
   let customer: CustomerDoc | null;
   try {
-    customer = await Customer.findOneAndUpdate({ _id: id, ...scopeFilter(scope) }, { $set: changes }, { returnDocument: 'after' }).lean<CustomerDoc>();
+    customer = await Customer.findByIdAndUpdate(id, { $set: changes }, { returnDocument: 'after' }).lean<CustomerDoc>();
   } catch (err) {
     if (isDuplicateKey(err)) throw emailTaken();
     throw err;
@@ -80,7 +81,8 @@ export async function updateCustomer(scope: Scope, id: string, input: CustomerIn
 }
 
 export async function deleteCustomer(scope: Scope, id: string): Promise<void> {
-  const customer = await Customer.findOneAndDelete({ _id: id, ...scopeFilter(scope) }).lean<CustomerDoc>();
+  await findCustomer(scope, id);
+  const customer = await Customer.findByIdAndDelete(id).lean<CustomerDoc>();
   if (!customer) throw ApiError.notFound('Customer not found', 'id');
   await deleteCustomerWallet(scope, id);
   await recordEvent(scope, 'customer.deleted', eventPayload(customer));

@@ -1,6 +1,6 @@
 import { Price, PriceDoc } from '../models/price';
 import { Product } from '../models/product';
-import { Scope, scopeFilter } from '../models/scope';
+import { Scope, scopeFilter, findInScope } from '../models/scope';
 import { newId, ID_PREFIX } from '../lib/ids';
 import { ApiError } from '../lib/errors';
 import { presentPrice } from '../presenters/price';
@@ -42,7 +42,7 @@ export function parseRecurring(raw: PriceInput['recurring']): { interval: Interv
 }
 
 export async function findPrice(scope: Scope, id: string, param = 'id'): Promise<PriceDoc> {
-  const price = await Price.findOne({ _id: id, ...scopeFilter(scope) }).lean<PriceDoc>();
+  const price = await findInScope<PriceDoc>(Price, scope, id);
   if (!price) throw ApiError.notFound(param === 'id' ? 'Price not found' : `Price not found: ${id}`, param);
   return price;
 }
@@ -50,7 +50,7 @@ export async function findPrice(scope: Scope, id: string, param = 'id'): Promise
 export async function createPrice(scope: Scope, input: PriceInput) {
   if (input.amount < 0) throw ApiError.validation('amount', 'must be greater than or equal to 0');
   const recurring = parseRecurring(input.recurring);
-  const product = await Product.exists({ _id: input.product_id, ...scopeFilter(scope) });
+  const product = await findInScope(Product, scope, input.product_id);
   if (!product) throw ApiError.notFound('Product not found', 'product_id');
   const price = (
     await Price.create({
@@ -79,7 +79,8 @@ export async function listPrices(scope: Scope, page: number) {
 export async function updatePrice(scope: Scope, id: string, input: { active?: boolean }) {
   const changes: Partial<PriceDoc> = {};
   if (input.active !== undefined) changes.active = input.active;
-  const price = await Price.findOneAndUpdate({ _id: id, ...scopeFilter(scope) }, { $set: changes }, { returnDocument: 'after' }).lean<PriceDoc>();
+  await findPrice(scope, id);
+  const price = await Price.findByIdAndUpdate(id, { $set: changes }, { returnDocument: 'after' }).lean<PriceDoc>();
   if (!price) throw ApiError.notFound('Price not found', 'id');
   await recordEvent(scope, 'price.updated', eventPayload(price));
   return presentPrice(price);

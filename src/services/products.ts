@@ -1,5 +1,5 @@
 import { Product, ProductDoc } from '../models/product';
-import { Scope, scopeFilter } from '../models/scope';
+import { Scope, scopeFilter, findInScope } from '../models/scope';
 import { newId, ID_PREFIX } from '../lib/ids';
 import { ApiError } from '../lib/errors';
 import { presentProduct } from '../presenters/product';
@@ -13,7 +13,7 @@ function eventPayload(p: ProductDoc) {
 }
 
 export async function findProduct(scope: Scope, id: string, param = 'id'): Promise<ProductDoc> {
-  const product = await Product.findOne({ _id: id, ...scopeFilter(scope) }).lean<ProductDoc>();
+  const product = await findInScope<ProductDoc>(Product, scope, id);
   if (!product) throw ApiError.notFound('Product not found', param);
   return product;
 }
@@ -36,7 +36,8 @@ export async function listProducts(scope: Scope, page: number) {
 export async function updateProduct(scope: Scope, id: string, input: { name?: string }) {
   const changes: Partial<ProductDoc> = {};
   if (input.name !== undefined) changes.name = requireNonBlank('name', input.name);
-  const product = await Product.findOneAndUpdate({ _id: id, ...scopeFilter(scope) }, { $set: changes }, { returnDocument: 'after' }).lean<ProductDoc>();
+  await findProduct(scope, id);
+  const product = await Product.findByIdAndUpdate(id, { $set: changes }, { returnDocument: 'after' }).lean<ProductDoc>();
   if (!product) throw ApiError.notFound('Product not found', 'id');
   await recordEvent(scope, 'product.updated', eventPayload(product));
   return presentProduct(product);
@@ -44,7 +45,8 @@ export async function updateProduct(scope: Scope, id: string, input: { name?: st
 
 /** Deleting a product deletes its prices (each with its own price.deleted event). */
 export async function deleteProduct(scope: Scope, id: string): Promise<void> {
-  const product = await Product.findOneAndDelete({ _id: id, ...scopeFilter(scope) }).lean<ProductDoc>();
+  await findProduct(scope, id);
+  const product = await Product.findByIdAndDelete(id).lean<ProductDoc>();
   if (!product) throw ApiError.notFound('Product not found', 'id');
   await deletePricesOfProduct(scope, id);
   await recordEvent(scope, 'product.deleted', eventPayload(product));

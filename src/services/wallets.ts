@@ -1,6 +1,6 @@
 import { Wallet, WalletDoc } from '../models/wallet';
 import { CryptoAddress, CryptoAddressDoc } from '../models/cryptoAddress';
-import { Scope, scopeFilter } from '../models/scope';
+import { Scope, scopeFilter, findInScope } from '../models/scope';
 import { newId, ID_PREFIX } from '../lib/ids';
 import { ApiError } from '../lib/errors';
 import { presentWallet } from '../presenters/wallet';
@@ -26,7 +26,7 @@ async function addressesByWallet(walletIds: string[]): Promise<Map<string, Crypt
 }
 
 export async function getWallet(scope: Scope, id: string) {
-  const wallet = await Wallet.findOne({ _id: id, ...scopeFilter(scope) }).lean<WalletDoc>();
+  const wallet = await findInScope<WalletDoc>(Wallet, scope, id);
   if (!wallet) throw ApiError.notFound('Wallet not found', 'id');
   const addresses = (await addressesByWallet([wallet._id])).get(wallet._id) ?? [];
   return presentWallet(wallet, addresses);

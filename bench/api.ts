@@ -1,0 +1,67 @@
+/**
+ * API section: authenticated reads/writes/lists of the running service against a bare Koa
+ * route that reads one document with the raw driver (same database, same machine, same run).
+ */
+import Koa from 'koa';
+import mongoose from 'mongoose';
+import type { Server } from 'node:http';
+import { createAccount } from '../src/services/accounts';
+import { Customer } from '../src/models/customer';
+import { newId, ID_PREFIX } from '../src/lib/ids';
+import { measure, row } from './support';
+
+export async function runApiBench(apiUrl: string): Promise<string[]> {
+  const account = await createAccount({ email: `bench-${Date.now()}@example.com`, password: 'bench-password' });
+  const auth = { Authorization: `Bearer ${account.token}` };
+
+  // 10,000 customers, written straight to the collection (seeding is not what is measured).
+  const now = Date.now();
+  const docs = Array.from({ length: 10_000 }, (_, i) => ({
+    _id: newId(ID_PREFIX.customer),
+    account_id: account.account_id,
+    sandbox: null,
+    email: `seed${i}@bench.io`,
+    first_name: 'Seed',
+    last_name: String(i),
+    created_at: new Date(now - i * 1000),
+    updated_at: new Date(now - i * 1000),
+  }));
+  for (let i = 0; i < docs.length; i += 1000) await Customer.collection.insertMany(docs.slice(i, i + 1000) as any[]);
+  const target = docs[5000]._id;
+
+  const bare = new Koa();
+  const raw = mongoose.connection.db!.collection('customers');
+  bare.use(async (ctx) => {
+    ctx.body = await raw.findOne({ _id: target as any });
+  });
+  const server: Server = await new Promise((r) => {
+    const s = bare.listen(0, '127.0.0.1', () => r(s));
+  });
+  const bareUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+
+  try {
+    const baseline = await measure('bare Koa + raw driver findOne', { url: `${bareUrl}/` });
+    const get = await measure('GET /v1/customers/:id (authenticated)', { url: `${apiUrl}/v1/customers/${target}`, headers: auth });
+    let n = 0;
+    const post = await measure('POST /v1/customers', {
+      url: `${apiUrl}/v1/customers`,
+      method: 'POST',
+      headers: { ...auth, 'Content-Type': 'application/json' },
+      requests: [{ setupRequest: (req: any) => ({ ...req, body: JSON.stringify({ email: `new${n++}-${now}@bench.io` }) }) }],
+    });
+    const first = await measure('GET /v1/customers?page=1 (10k customers)', { url: `${apiUrl}/v1/customers?page=1`, headers: auth });
+    const last = await measure('GET /v1/customers?page=400 (last page)', { url: `${apiUrl}/v1/customers?page=400`, headers: auth });
+    return [
+      '== API (10,000 customers) ==',
+      row(baseline),
+      row(get, baseline),
+      row(post, baseline),
+      row(first, baseline),
+      row(last, baseline),
+      `authenticated GET throughput / baseline: ${(get.rps / baseline.rps).toFixed(2)} (target >= 0.5)`,
+      `last page p50 / first page p50: ${(last.p50 / Math.max(first.p50, 0.001)).toFixed(2)} (target <= 2)`,
+    ];
+  } finally {
+    server.close();
+  }
+}

@@ -1,0 +1,21 @@
+import autocannon from 'autocannon';
+
+export interface Measured {
+  name: string;
+  rps: number;
+  p50: number;
+  p99: number;
+}
+
+export async function measure(name: string, opts: autocannon.Options): Promise<Measured> {
+  const result = await autocannon({ connections: 10, duration: 5, ...opts });
+  if (result.non2xx > 0 || result.errors > 0) {
+    throw new Error(`${name}: ${result.non2xx} non-2xx responses, ${result.errors} errors`);
+  }
+  return { name, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99 };
+}
+
+export function row(m: Measured, baseline?: Measured): string {
+  const ratio = baseline ? `  throughput x${(m.rps / baseline.rps).toFixed(2)} of baseline, p50 x${(m.p50 / Math.max(baseline.p50, 0.001)).toFixed(2)}` : '  (baseline)';
+  return `${m.name.padEnd(44)} ${m.rps.toFixed(0).padStart(7)} req/s  p50 ${m.p50.toFixed(1).padStart(6)} ms  p99 ${m.p99.toFixed(1).padStart(6)} ms${ratio}`;
+}

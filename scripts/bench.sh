@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# `npm run bench`: starts the whole service on free ports with throwaway data, then runs
+# bench/index.ts against it on loopback. Not part of `npm test`.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+LOG_TAG=bench
+RUN="$(mktemp -d "${TMPDIR:-/tmp}/payments-bench.XXXXXX")"
+trap 'stop_all; rm -rf "$RUN"' EXIT
+trap 'exit 130' INT TERM
+
+ensure_node_modules
+ensure_tools all
+
+MONGO_PORT="$(free_port)"
+start_ferretdb "$MONGO_PORT" "$RUN/ferretdb" "$RUN/ferretdb.log"
+TEMPORAL_PORT="$(free_port)"
+start_temporal_dev "$TEMPORAL_PORT" 0 "$RUN/temporal.db" "$RUN/temporal.log" --headless
+
+export MONGODB_URI="mongodb://127.0.0.1:$MONGO_PORT/bench"
+export TEMPORAL_ADDRESS="127.0.0.1:$TEMPORAL_PORT"
+export PORT="$(free_port)"
+export LOG_LEVEL=warn
+export RATE_LIMIT_PER_MINUTE=1000000
+export WEBHOOK_ALLOW_PRIVATE_NETWORKS=true
+export BENCH_RUN_DIR="$RUN"
+start_bg "$RUN/worker.log" node --import tsx "$ROOT/worker.ts" >/dev/null
+start_bg "$RUN/api.log" node --import tsx "$ROOT/src/api/server.ts" >/dev/null
+wait_for_http "http://127.0.0.1:$PORT/readyz" api 120 || { tail -n 25 "$RUN"/api.log "$RUN"/worker.log >&2; exit 1; }
+
+cd "$ROOT"
+node --import tsx bench/index.ts "$@"
