@@ -8,9 +8,9 @@ export interface Measured {
 }
 
 export async function measure(name: string, opts: autocannon.Options): Promise<Measured> {
-  const result = await autocannon({ connections: 10, duration: 5, ...opts });
-  if (result.non2xx > 0 || result.errors > 0) {
-    throw new Error(`${name}: ${result.non2xx} non-2xx responses, ${result.errors} errors`);
+  const result = await autocannon({ connections: 10, duration: 5, timeout: 30, ...opts });
+  if (result.non2xx > 0 || result.errors > 0 || result.timeouts > 0) {
+    throw new Error(`${name}: ${result.non2xx} non-2xx responses, ${result.errors} errors, ${result.timeouts} timeouts`);
   }
   return { name, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99 };
 }
