@@ -67,9 +67,11 @@ stop_all() {
 start_ferretdb() { # port datadir logfile
   local port=$1 dir=$2 logfile=$3
   mkdir -p "$dir/sqlite" "$dir/state"
-  start_bg "$logfile" "$TOOLS/bin/ferretdb" --handler=sqlite --sqlite-url="file:$dir/sqlite/" \
+  # Its metrics/debug listener would take 127.0.0.1:8088 and clash with a second instance.
+  local debug_port; debug_port="$(free_port)"
+  start_bg "$logfile" "$TOOLS/bin/ferretdb" --debug-addr="127.0.0.1:$debug_port" --handler=sqlite --sqlite-url="file:$dir/sqlite/" \
     --state-dir="$dir/state" --listen-addr="127.0.0.1:$port" --telemetry=disable --log-level=warn >/dev/null
-  wait_for_port "$port" ferretdb 60
+  wait_for_port "$port" ferretdb 60 || { tail -n 20 "$logfile" >&2; return 1; }
 }
 
 # Search attributes operators use to find subscriptions in the Temporal UI.
@@ -82,7 +84,7 @@ start_temporal_dev() { # port uiport dbfile logfile [--headless]
   local sa; for sa in "${SEARCH_ATTRIBUTES[@]}"; do args+=(--search-attribute "$sa"); done
   mkdir -p "$(dirname "$db")"
   start_bg "$logfile" "$TOOLS/bin/temporal" "${args[@]}" >/dev/null
-  wait_for_port "$port" temporal 120
+  wait_for_port "$port" temporal 120 || { tail -n 20 "$logfile" >&2; return 1; }
 }
 
 # The docker-compose.yml check needs a compose implementation (no engine): Debian's docker-compose.

@@ -6,6 +6,8 @@ import { Event } from '../models/event';
 import { Scope } from '../models/scope';
 import { EventName } from '../lib/eventNames';
 import { newId, ID_PREFIX } from '../lib/ids';
+import { isDuplicateKey } from '../models/errors';
+import { createHash } from 'node:crypto';
 
 export interface EventPayload {
   id: string;
@@ -34,10 +36,32 @@ export function onEventRecorded(listener: Listener): () => void {
   };
 }
 
-export async function recordEvent(scope: Scope, event: EventName, payload: EventPayload, at = new Date()): Promise<RecordedEvent> {
-  const id = newId(ID_PREFIX.event);
-  await Event.create({ _id: id, account_id: scope.accountId, sandbox: scope.sandbox, event, payload, timestamp: at });
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+/** The event id an idempotency key always maps to, so a retried activity writes its event once. */
+export function eventIdFor(key: string): string {
+  const digest = createHash('sha256').update(key).digest();
+  let out = '';
+  for (let i = 0; out.length < 24; i++) out += BASE62[digest[i] % 62];
+  return ID_PREFIX.event + out;
+}
+
+export interface RecordOptions {
+  at?: Date;
+  /** Same key, same event: a second call writes nothing and notifies no one. */
+  idempotencyKey?: string;
+}
+
+export async function recordEvent(scope: Scope, event: EventName, payload: EventPayload, opts: RecordOptions = {}): Promise<RecordedEvent> {
+  const at = opts.at ?? new Date();
+  const id = opts.idempotencyKey ? eventIdFor(opts.idempotencyKey) : newId(ID_PREFIX.event);
   const recorded: RecordedEvent = { id, accountId: scope.accountId, sandbox: scope.sandbox, event, payload, timestamp: at };
+  try {
+    await Event.create({ _id: id, account_id: scope.accountId, sandbox: scope.sandbox, event, payload, timestamp: at });
+  } catch (err) {
+    if (opts.idempotencyKey && isDuplicateKey(err)) return recorded;
+    throw err;
+  }
   for (const listener of listeners) {
     Promise.resolve()
       .then(() => listener(recorded))

@@ -1,2 +1,2 @@
 // Workflows of the billing domain (re-exported by ./index).
-export {};
+export { invoiceDueWorkflow } from './invoiceDue';

@@ -4,20 +4,35 @@ import pino from 'pino';
 import { createApp, AppDeps } from '../../src/api/app';
 import { loadConfig } from '../../src/config';
 import { createAccount } from '../../src/services/accounts';
+import { startDomains } from '../../src/services/runtime';
+import type { TemporalContext } from '../../src/temporal/context';
 
 export interface TestApi {
   url: string;
   close: () => Promise<void>;
 }
 
-export async function startTestApi(overrides: Partial<AppDeps> = {}, env: Record<string, string> = {}): Promise<TestApi> {
+/** The app with every domain wired; `temporal` null means services skip starting workflows. */
+export async function startTestApi(
+  overrides: Partial<AppDeps> = {},
+  env: Record<string, string> = {},
+  temporal: TemporalContext | null = null,
+): Promise<TestApi> {
   const config = loadConfig({ ...process.env, PORT: '0', LOG_LEVEL: 'silent', ...env });
-  const app = createApp({ config, logger: pino({ level: 'silent' }), ...overrides });
+  const logger = pino({ level: 'silent' });
+  const stopDomains = await startDomains({ config, logger, temporal });
+  const app = createApp({ config, logger, ...overrides });
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });
   const { port } = server.address() as { port: number };
-  return { url: `http://127.0.0.1:${port}`, close: () => new Promise((r) => server.close(() => r())) };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: async () => {
+      await new Promise<void>((r) => server.close(() => r()));
+      await stopDomains();
+    },
+  };
 }
 
 export interface JsonResponse<T = any> {

@@ -1,8 +1,9 @@
 import type { RouteModule } from '../app';
+import { invoiceRoutes } from '../invoices/routes';
 
 /** Authenticated routers of the billing domain, mounted under /v1 and /api/v1. */
-export const billingResources: RouteModule[] = [];
-/** Unauthenticated routers under /v1 (none unless stated). */
+export const billingResources: RouteModule[] = [invoiceRoutes];
+/** Unauthenticated routers under /v1 (none). */
 export const billingPublicResources: RouteModule[] = [];
-/** Routes outside /v1 (pages). */
+/** Routes outside /v1 (none). */
 export const billingPages: RouteModule[] = [];

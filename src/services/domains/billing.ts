@@ -1,9 +1,14 @@
 import type { DomainRuntime } from '../runtime';
+import { onPricesDeleted } from '../prices';
+import { removeLineItemsOfPrices } from '../invoices';
 
-/**
- * Start-up of the billing domain in a process that serves the API (register cascades and event
- * listeners, start schedules). Returns a stop function.
- */
+let registered = false;
+
+/** Start-up of the billing domain: the price-delete cascade to line items. */
 export async function startBillingDomain(_rt: DomainRuntime): Promise<() => Promise<void>> {
+  if (!registered) {
+    onPricesDeleted(removeLineItemsOfPrices);
+    registered = true;
+  }
   return async () => undefined;
 }

@@ -1,0 +1,52 @@
+import { Schema, model, InferSchemaType } from 'mongoose';
+import { scopedFields, timestamps } from './scope';
+
+export const INVOICE_STATUSES = ['pending', 'paid', 'overdue', 'canceled'] as const;
+export type InvoiceStatus = (typeof INVOICE_STATUSES)[number];
+
+const lineItemSchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    price_id: { type: String, required: true },
+    product_id: { type: String, required: true },
+    product_name: { type: String, required: true },
+    quantity: { type: Number, required: true },
+    /** Decimal strings in major units with two decimals. */
+    unit_amount: { type: String, required: true },
+    amount: { type: String, required: true },
+    description: { type: String, default: null },
+  },
+  { versionKey: false },
+);
+
+const invoiceSchema = new Schema(
+  {
+    ...scopedFields,
+    customer_id: { type: String, required: true },
+    subscription_id: { type: String, default: null },
+    status: { type: String, enum: INVOICE_STATUSES, required: true },
+    /** YYYY-MM-DD (UTC). */
+    due_date: { type: String, required: true },
+    total_amount: { type: String, required: true },
+    /** What allocations have applied so far (decimal string). */
+    amount_paid: { type: String, default: '0.00' },
+    line_items: { type: [lineItemSchema], default: [] },
+    /**
+     * Makes generation idempotent: a subscription invoice is keyed by subscription and
+     * period start, so a retried activity finds the invoice it already made.
+     * Standalone invoices use their own id.
+     */
+    billing_key: { type: String, required: true },
+    period_start: { type: Date, default: null },
+    period_end: { type: Date, default: null },
+  },
+  { timestamps, versionKey: false },
+);
+invoiceSchema.index({ billing_key: 1 }, { unique: true });
+invoiceSchema.index({ account_id: 1, sandbox: 1, created_at: -1, _id: -1 });
+invoiceSchema.index({ customer_id: 1, status: 1 });
+invoiceSchema.index({ subscription_id: 1 });
+
+export type InvoiceDoc = InferSchemaType<typeof invoiceSchema> & { _id: string; created_at: Date; updated_at: Date; status: InvoiceStatus };
+export type LineItemDoc = InferSchemaType<typeof lineItemSchema> & { _id: string };
+export const Invoice = model('Invoice', invoiceSchema, 'invoices');

@@ -1,0 +1,31 @@
+import { InvoiceDoc } from '../models/invoice';
+import { iso } from './common';
+
+export function presentInvoice(i: InvoiceDoc) {
+  return {
+    id: i._id,
+    customer_id: i.customer_id,
+    subscription_id: i.subscription_id ?? null,
+    status: i.status,
+    due_date: i.due_date,
+    total_amount: i.total_amount,
+    amount_paid: i.amount_paid ?? '0.00',
+    line_items: (i.line_items ?? []).map((li) => ({
+      id: li._id,
+      price_id: li.price_id,
+      product_id: li.product_id,
+      product_name: li.product_name,
+      quantity: li.quantity,
+      unit_amount: li.unit_amount,
+      amount: li.amount,
+      ...(li.description ? { description: li.description } : {}),
+    })),
+    created_at: iso(i.created_at),
+    updated_at: iso(i.updated_at),
+  };
+}
+
+/** Invoice event payload: the spec's shape (`id`, `object`, `customer_id`, `status`, `total_amount`) and the rest. */
+export function invoiceEventPayload(i: InvoiceDoc) {
+  return { ...presentInvoice(i), object: 'invoice' };
+}

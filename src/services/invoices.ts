@@ -1,0 +1,166 @@
+/**
+ * Invoices: persist, record the event, and keep the due-date workflow in step
+ * (started for open invoices, re-armed when the due date moves, ended when closed).
+ */
+import { Invoice, InvoiceDoc, InvoiceStatus } from '../models/invoice';
+import { Price, PriceDoc } from '../models/price';
+import { Product, ProductDoc } from '../models/product';
+import { Scope, scopeFilter, findInScope } from '../models/scope';
+import { newId, ID_PREFIX } from '../lib/ids';
+import { ApiError } from '../lib/errors';
+import { centsToAmount, multiplyAmount, parseAmount, sumAmounts, toAmount } from '../billing/money';
+import { isCalendarDate } from '../billing/dueDate';
+import { invoiceEventPayload, presentInvoice } from '../presenters/invoice';
+import { recordEvent } from './events';
+import { findCustomer } from './customers';
+import { listPage } from './listing';
+import { closeDueWatch, watchDueDate } from './invoiceDueWatch';
+
+export interface LineItemInput {
+  price_id: string;
+  quantity?: number;
+  /** Overrides the price's unit amount (decimal string, major units). */
+  amount?: string;
+}
+
+export interface InvoiceInput {
+  customer_id: string;
+  due_date: string;
+  status?: InvoiceStatus;
+  subscription_id?: string | null;
+  line_items?: LineItemInput[];
+}
+
+type SubscriptionCheck = (scope: Scope, id: string) => Promise<boolean>;
+let subscriptionExists: SubscriptionCheck = async () => true;
+/** Billing registers how to check an invoice's `subscription_id` (kept here to avoid an import cycle). */
+export function setSubscriptionCheck(check: SubscriptionCheck): void {
+  subscriptionExists = check;
+}
+
+const OPEN: InvoiceStatus[] = ['pending', 'overdue'];
+
+function checkDueDate(due: string): string {
+  if (!isCalendarDate(due)) throw ApiError.validation('due_date', 'must be a date in YYYY-MM-DD form');
+  return due;
+}
+
+export async function findInvoice(scope: Scope, id: string, param = 'id'): Promise<InvoiceDoc> {
+  const invoice = await findInScope<InvoiceDoc>(Invoice, scope, id);
+  if (!invoice) throw ApiError.notFound('Invoice not found', param);
+  return invoice;
+}
+
+/** Line items from prices of the scope; the spec's nested errors name `line_items[][price_id]`. */
+export async function buildLineItems(scope: Scope, items: LineItemInput[]) {
+  const lines = [];
+  for (const item of items) {
+    const price = await findInScope<PriceDoc>(Price, scope, item.price_id);
+    if (!price) throw ApiError.notFound(`Price not found: ${item.price_id}`, 'line_items[][price_id]');
+    if (!price.active) throw ApiError.invalid(`Price is not active: ${item.price_id}`, 'line_items[][price_id]');
+    const product = await findInScope<ProductDoc>(Product, scope, price.product_id);
+    let unit = centsToAmount(price.amount);
+    if (item.amount !== undefined) {
+      const override = parseAmount(item.amount);
+      if (!override) throw ApiError.invalid('Amount must be a non-negative decimal string with at most two decimals', 'line_items[][amount]');
+      unit = toAmount(override);
+    }
+    const quantity = item.quantity ?? 1;
+    lines.push({
+      _id: newId(ID_PREFIX.lineItem),
+      price_id: price._id,
+      product_id: price.product_id,
+      product_name: product?.name ?? '',
+      quantity,
+      unit_amount: unit,
+      amount: multiplyAmount(unit, quantity),
+    });
+  }
+  return lines;
+}
+
+export async function createInvoice(scope: Scope, input: InvoiceInput) {
+  await findCustomer(scope, input.customer_id, 'customer_id');
+  const dueDate = checkDueDate(input.due_date);
+  if (input.subscription_id && !(await subscriptionExists(scope, input.subscription_id))) {
+    throw ApiError.notFound('Subscription not found', 'subscription_id');
+  }
+  const lines = await buildLineItems(scope, input.line_items ?? []);
+  const id = newId(ID_PREFIX.invoice);
+  const invoice = (
+    await Invoice.create({
+      _id: id,
+      ...scopeFilter(scope),
+      customer_id: input.customer_id,
+      subscription_id: input.subscription_id ?? null,
+      status: input.status ?? 'pending',
+      due_date: dueDate,
+      total_amount: sumAmounts(lines.map((l) => l.amount)),
+      line_items: lines,
+      billing_key: id,
+    })
+  ).toObject() as InvoiceDoc;
+  await recordEvent(scope, 'invoice.created', invoiceEventPayload(invoice));
+  if (invoice.status === 'pending') await watchDueDate(invoice);
+  return presentInvoice(invoice);
+}
+
+export async function getInvoice(scope: Scope, id: string) {
+  return presentInvoice(await findInvoice(scope, id));
+}
+
+export async function listInvoices(scope: Scope, page: number, filter: { customer_id?: string; status?: InvoiceStatus; subscription_id?: string } = {}) {
+  const { items, pagination } = await listPage<InvoiceDoc>(Invoice, { ...scopeFilter(scope), ...filter }, page);
+  return { invoices: items.map(presentInvoice), pagination };
+}
+
+export async function updateInvoice(scope: Scope, id: string, input: { status?: InvoiceStatus; due_date?: string }) {
+  const before = await findInvoice(scope, id);
+  if (input.status !== undefined && before.status === 'canceled' && input.status !== 'canceled') {
+    throw ApiError.invalid('A canceled invoice cannot change status', 'status');
+  }
+  const changes: Partial<InvoiceDoc> = {};
+  if (input.due_date !== undefined) changes.due_date = checkDueDate(input.due_date);
+  if (input.status !== undefined) changes.status = input.status;
+  // Conditional on the status read above, so a concurrent change (an allocation paying it) is not overwritten blindly.
+  const invoice = await Invoice.findOneAndUpdate({ _id: id, status: before.status }, { $set: changes }, { returnDocument: 'after' }).lean<InvoiceDoc>();
+  if (!invoice) throw ApiError.conflict('invoice_changed', 'The invoice changed while updating; retry', 'status');
+  await recordEvent(scope, 'invoice.updated', invoiceEventPayload(invoice));
+  if (input.status === 'paid' && before.status !== 'paid') await recordEvent(scope, 'invoice.paid', invoiceEventPayload(invoice));
+  if (invoice.status === 'pending') await watchDueDate(invoice, changes.due_date !== undefined && changes.due_date !== before.due_date);
+  else if (!OPEN.includes(invoice.status)) await closeDueWatch(invoice._id);
+  return presentInvoice(invoice);
+}
+
+export async function deleteInvoice(scope: Scope, id: string): Promise<void> {
+  await findInvoice(scope, id);
+  await Invoice.deleteOne({ _id: id });
+  await closeDueWatch(id);
+}
+
+/**
+ * Used by the due-date workflow's activity: pending -> overdue only if the invoice is still
+ * pending with that due date. Idempotent: a retry re-records nothing (keyed event).
+ */
+export async function markInvoiceOverdue(invoiceId: string, dueDate: string): Promise<boolean> {
+  const updated = await Invoice.findOneAndUpdate(
+    { _id: invoiceId, status: 'pending', due_date: dueDate },
+    { $set: { status: 'overdue' } },
+    { returnDocument: 'after' },
+  ).lean<InvoiceDoc>();
+  const invoice = updated ?? (await Invoice.findById(invoiceId).lean<InvoiceDoc>());
+  if (!invoice || invoice.status !== 'overdue' || invoice.due_date !== dueDate) return false;
+  await recordEvent({ accountId: invoice.account_id, sandbox: invoice.sandbox ?? null }, 'invoice.overdue', invoiceEventPayload(invoice), {
+    idempotencyKey: `invoice.overdue:${invoiceId}:${dueDate}`,
+  });
+  return true;
+}
+
+/** Price deletes take their line items with them (spec cascade table). */
+export async function removeLineItemsOfPrices(scope: Scope, priceIds: string[]): Promise<void> {
+  const invoices = await Invoice.find({ ...scopeFilter(scope), 'line_items.price_id': { $in: priceIds } }).lean<InvoiceDoc[]>();
+  for (const inv of invoices) {
+    const kept = inv.line_items.filter((l) => !priceIds.includes(l.price_id));
+    await Invoice.updateOne({ _id: inv._id }, { $set: { line_items: kept, total_amount: sumAmounts(kept.map((l) => l.amount)) } });
+  }
+}
