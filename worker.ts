@@ -23,7 +23,7 @@ async function main() {
   // Activities record events and may start workflows (webhook deliveries), so the worker
   // process wires the domains with a client too.
   const temporal = await connectTemporal(config.temporal);
-  const stopDomains = await startDomains({ config, logger, temporal: { client: temporal.client, taskQueue: temporal.taskQueue } });
+  const stopDomains = await startDomains({ config, logger, temporal: { client: temporal.client, taskQueue: temporal.taskQueue, searchAttributes: true } });
   const connection = await NativeConnection.connect({ address: config.temporal.address });
   const worker = await Worker.create({
     connection,

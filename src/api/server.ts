@@ -20,7 +20,7 @@ async function main() {
   const logger = createLogger(config.logLevel, 'api');
   await connectDatabase(config.mongodbUri);
   const temporal = await connectTemporal(config.temporal);
-  const stopDomains = await startDomains({ config, logger, temporal: { client: temporal.client, taskQueue: temporal.taskQueue } });
+  const stopDomains = await startDomains({ config, logger, temporal: { client: temporal.client, taskQueue: temporal.taskQueue, searchAttributes: true } });
   const app = createApp({
     config,
     logger,

@@ -10,6 +10,8 @@ export function presentInvoice(i: InvoiceDoc) {
     due_date: i.due_date,
     total_amount: i.total_amount,
     amount_paid: i.amount_paid ?? '0.00',
+    period_start: iso(i.period_start ?? null),
+    period_end: iso(i.period_end ?? null),
     line_items: (i.line_items ?? []).map((li) => ({
       id: li._id,
       price_id: li.price_id,

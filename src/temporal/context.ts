@@ -7,6 +7,8 @@ import type { Client } from '@temporalio/client';
 export interface TemporalContext {
   client: Client;
   taskQueue: string;
+  /** The server has the custom search attributes registered (dev server started by our scripts). */
+  searchAttributes?: boolean;
 }
 
 let current: TemporalContext | null = null;

@@ -1,0 +1,36 @@
+import type Router from '@koa/router';
+import type { AppState, Ctx } from '../context';
+import { scopeOf } from '../context';
+import { idParam, pageQuery } from '../validation';
+import { createSubscriptionBody, updateSubscriptionBody } from './schema';
+import {
+  createSubscription,
+  deleteSubscription,
+  getSubscription,
+  listSubscriptions,
+  subscriptionTimeline,
+  updateSubscription,
+} from '../../services/subscriptions';
+
+export function subscriptionRoutes(router: Router<AppState>) {
+  router.get('/subscriptions', async (ctx: Ctx) => {
+    ctx.body = await listSubscriptions(scopeOf(ctx), pageQuery(ctx.query).page);
+  });
+  router.get('/subscriptions/:id', async (ctx: Ctx) => {
+    ctx.body = await getSubscription(scopeOf(ctx), idParam(ctx.params.id));
+  });
+  router.get('/subscriptions/:id/timeline', async (ctx: Ctx) => {
+    ctx.body = await subscriptionTimeline(scopeOf(ctx), idParam(ctx.params.id));
+  });
+  router.post('/subscriptions', async (ctx: Ctx) => {
+    ctx.status = 201;
+    ctx.body = await createSubscription(scopeOf(ctx), createSubscriptionBody(ctx.request.body));
+  });
+  router.patch('/subscriptions/:id', async (ctx: Ctx) => {
+    ctx.body = await updateSubscription(scopeOf(ctx), idParam(ctx.params.id), updateSubscriptionBody(ctx.request.body));
+  });
+  router.delete('/subscriptions/:id', async (ctx: Ctx) => {
+    await deleteSubscription(scopeOf(ctx), idParam(ctx.params.id));
+    ctx.status = 204;
+  });
+}

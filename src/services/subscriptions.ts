@@ -1,0 +1,338 @@
+/**
+ * Subscriptions: validate and persist the phases, record the events, and start or signal
+ * the subscription workflow, which owns billing from then on. The functions at the bottom
+ * are the workflow's activities' use cases (load, generate an invoice, sync state).
+ */
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import { Subscription, SubscriptionDoc, PRORATION_BEHAVIORS } from '../models/subscription';
+import { Invoice, InvoiceDoc } from '../models/invoice';
+import { Price, PriceDoc } from '../models/price';
+import { Product, ProductDoc } from '../models/product';
+import { Event, EventDoc } from '../models/event';
+import { Scope, scopeFilter, findInScope } from '../models/scope';
+import { isDuplicateKey } from '../models/errors';
+import { newId, ID_PREFIX } from '../lib/ids';
+import { ApiError } from '../lib/errors';
+import { centsToAmount, parseAmount, toAmount } from '../billing/money';
+import { validatePhases } from '../billing/phases';
+import { toBillingPlan, StoredSubscription } from '../billing/subscriptionPlan';
+import { activePhaseIndex, statusAt, ChargeLine } from '../billing/schedule';
+import { dayAfter } from '../billing/dueDate';
+import type { Interval } from '../billing/calendar';
+import { presentSubscription, subscriptionEventPayload, phaseEventPayload } from '../presenters/subscription';
+import { invoiceEventPayload } from '../presenters/invoice';
+import { iso } from '../presenters/common';
+import { recordEvent } from './events';
+import { findCustomer } from './customers';
+import { listPage } from './listing';
+import { watchDueDate } from './invoiceDueWatch';
+import { getTemporal, hasTemporal } from '../temporal/context';
+import { workflowIds } from '../temporal/workflowIds';
+import { cancelSubscriptionSignal, subscriptionChangedSignal } from '../temporal/subscriptionDefinitions';
+import type { subscriptionWorkflow } from '../workflows/subscription';
+
+type ProrationBehavior = (typeof PRORATION_BEHAVIORS)[number];
+
+export interface PhaseInput {
+  start_date: string;
+  end_date?: string | null;
+  items: { price_id: string; quantity?: number; overridden_price_amount?: string | null }[];
+}
+
+export interface SubscriptionInput {
+  customer_id: string;
+  proration_behavior?: ProrationBehavior;
+  billing_cycle_anchor?: string | null;
+  phases: PhaseInput[];
+}
+
+const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
+const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/;
+
+/** `YYYY-MM-DD` (midnight UTC) or a full ISO 8601 instant. */
+export function parseInstant(value: string, param: string): Date {
+  const ok = DATE_ONLY.test(value) || ISO.test(value);
+  const d = new Date(DATE_ONLY.test(value) ? `${value}T00:00:00Z` : value);
+  if (!ok || Number.isNaN(d.getTime()) || (DATE_ONLY.test(value) && d.toISOString().slice(0, 10) !== value)) {
+    throw ApiError.invalid(`${param} must be a date (YYYY-MM-DD) or an ISO 8601 timestamp`, param, { [param]: ['is not a valid date'] });
+  }
+  return d;
+}
+
+function phaseRuleError(message: string, rule: string): ApiError {
+  return ApiError.invalid(`${message} (rule: ${rule})`, 'phases', { subscription_phases: [message] });
+}
+
+async function buildPhases(scope: Scope, phases: PhaseInput[]) {
+  if (phases.length === 0) throw phaseRuleError('must have at least one phase', 'at_least_one_phase');
+  const now = new Date();
+  const built = [];
+  for (const phase of phases) {
+    const items = [];
+    for (const item of phase.items) {
+      const price = await findInScope<PriceDoc>(Price, scope, item.price_id);
+      if (!price) throw ApiError.notFound(`Price not found: ${item.price_id}`, 'phases[][items][][price_id]');
+      const product = await findInScope<ProductDoc>(Product, scope, price.product_id);
+      let override: string | null = null;
+      if (item.overridden_price_amount !== undefined && item.overridden_price_amount !== null) {
+        const parsed = parseAmount(item.overridden_price_amount);
+        if (!parsed) throw ApiError.invalid('Overridden price amount must be a non-negative decimal string with at most two decimals', 'phases[][items][][overridden_price_amount]');
+        override = toAmount(parsed);
+      }
+      items.push({
+        _id: newId(ID_PREFIX.subscriptionItem),
+        price_id: price._id,
+        product_id: price.product_id,
+        product_name: product?.name ?? '',
+        quantity: item.quantity ?? 1,
+        unit_amount: centsToAmount(price.amount),
+        overridden_price_amount: override,
+        recurring: !!price.recurring,
+        interval: price.recurring?.interval ?? null,
+        interval_count: price.recurring?.interval_count ?? null,
+      });
+    }
+    built.push({
+      _id: newId(ID_PREFIX.subscriptionPhase),
+      start_date: parseInstant(phase.start_date, 'phases[][start_date]'),
+      end_date: phase.end_date ? parseInstant(phase.end_date, 'phases[][end_date]') : null,
+      items,
+      created_at: now,
+      updated_at: now,
+    });
+  }
+  const violation = validatePhases(
+    built.map((p) => ({ start: p.start_date, end: p.end_date, items: p.items.map((i) => ({ recurring: i.recurring, interval: i.interval as Interval | null, interval_count: i.interval_count })) })),
+  );
+  if (violation) throw phaseRuleError(violation.message, violation.rule);
+  return built;
+}
+
+export async function findSubscription(scope: Scope, id: string, param = 'id'): Promise<SubscriptionDoc> {
+  const sub = await findInScope<SubscriptionDoc>(Subscription, scope, id);
+  if (!sub) throw ApiError.notFound('Subscription not found', param);
+  return sub;
+}
+
+async function startWorkflow(sub: SubscriptionDoc): Promise<void> {
+  if (!hasTemporal()) return;
+  const { client, taskQueue, searchAttributes } = getTemporal();
+  try {
+    await client.workflow.start<typeof subscriptionWorkflow>('subscriptionWorkflow', {
+      workflowId: workflowIds.subscription(sub._id),
+      taskQueue,
+      args: [{ subscriptionId: sub._id, accountId: sub.account_id, customerId: sub.customer_id, indexed: !!searchAttributes }],
+    });
+  } catch (err) {
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+  }
+}
+
+async function signal(subId: string, which: typeof cancelSubscriptionSignal | typeof subscriptionChangedSignal): Promise<void> {
+  if (!hasTemporal()) return;
+  try {
+    await getTemporal().client.workflow.getHandle(workflowIds.subscription(subId)).signal(which);
+  } catch {
+    // The workflow already ended (ended or canceled subscription): nothing to tell it.
+  }
+}
+
+export async function createSubscription(scope: Scope, input: SubscriptionInput) {
+  await findCustomer(scope, input.customer_id, 'customer_id');
+  const anchor = input.billing_cycle_anchor ? parseInstant(input.billing_cycle_anchor, 'billing_cycle_anchor') : null;
+  const phases = await buildPhases(scope, input.phases);
+  const plan = toBillingPlan({ proration_behavior: input.proration_behavior ?? 'create_prorations', billing_cycle_anchor: anchor, phases });
+  const now = new Date();
+  const sub = (
+    await Subscription.create({
+      _id: newId(ID_PREFIX.subscription),
+      ...scopeFilter(scope),
+      customer_id: input.customer_id,
+      proration_behavior: input.proration_behavior ?? 'create_prorations',
+      billing_cycle_anchor: anchor,
+      // The workflow moves it to active when the first phase starts (and emits activated).
+      status: 'scheduled',
+      active_phase_index: null,
+      phases,
+    })
+  ).toObject() as SubscriptionDoc;
+  await recordEvent(scope, 'subscription.created', subscriptionEventPayload(sub, now));
+  for (let i = 0; i < sub.phases.length; i++) await recordEvent(scope, 'subscription_phase.created', phaseEventPayload(sub, i, false));
+  await startWorkflow(sub);
+  void plan;
+  return presentSubscription(sub, now);
+}
+
+export async function getSubscription(scope: Scope, id: string) {
+  return presentSubscription(await findSubscription(scope, id));
+}
+
+export async function listSubscriptions(scope: Scope, page: number) {
+  const { items, pagination } = await listPage<SubscriptionDoc>(Subscription, scopeFilter(scope), page);
+  const now = new Date();
+  return { subscriptions: items.map((s) => presentSubscription(s, now)), pagination };
+}
+
+export async function updateSubscription(scope: Scope, id: string, input: { proration_behavior?: ProrationBehavior; billing_cycle_anchor?: string | null }) {
+  const before = await findSubscription(scope, id);
+  if (before.status === 'canceled' || before.status === 'ended') throw ApiError.invalid(`A ${before.status} subscription cannot change`, 'status');
+  const changes: Record<string, unknown> = {};
+  if (input.proration_behavior !== undefined) changes.proration_behavior = input.proration_behavior;
+  if (input.billing_cycle_anchor !== undefined) changes.billing_cycle_anchor = input.billing_cycle_anchor ? parseInstant(input.billing_cycle_anchor, 'billing_cycle_anchor') : null;
+  const sub = await Subscription.findByIdAndUpdate(id, { $set: changes }, { returnDocument: 'after' }).lean<SubscriptionDoc>();
+  await signal(id, subscriptionChangedSignal);
+  return presentSubscription(sub!);
+}
+
+/** DELETE: cancel (no further billing, `subscription.canceled`), then delete with its phases. */
+export async function deleteSubscription(scope: Scope, id: string): Promise<void> {
+  await findSubscription(scope, id);
+  const canceled = await Subscription.findByIdAndUpdate(id, { $set: { status: 'canceled', canceled_at: new Date() } }, { returnDocument: 'after' }).lean<SubscriptionDoc>();
+  await signal(id, cancelSubscriptionSignal);
+  await recordEvent(scope, 'subscription.canceled', subscriptionEventPayload(canceled!), { idempotencyKey: `subscription.canceled:${id}` });
+  await Subscription.deleteOne({ _id: id });
+  for (let i = 0; i < canceled!.phases.length; i++) await recordEvent(scope, 'subscription_phase.deleted', phaseEventPayload(canceled!, i, false));
+}
+
+/** Price deletes take the subscriptions that use them (spec cascade table). */
+export async function removeSubscriptionsOfPrices(scope: Scope, priceIds: string[]): Promise<void> {
+  const subs = await Subscription.find({ ...scopeFilter(scope), 'phases.items.price_id': { $in: priceIds } }).lean<SubscriptionDoc[]>();
+  for (const s of subs) await deleteSubscription(scope, s._id);
+}
+
+export async function subscriptionExists(scope: Scope, id: string): Promise<boolean> {
+  return (await findInScope(Subscription, scope, id)) !== null;
+}
+
+const TIMELINE_STEPS: Record<string, string> = {
+  'subscription.created': 'created',
+  'subscription.activated': 'activated',
+  'subscription.renewed': 'renewed',
+  'subscription.canceled': 'canceled',
+  'invoice.created': 'invoice_generated',
+  'invoice.paid': 'invoice_paid',
+  'invoice.overdue': 'invoice_overdue',
+};
+
+/** The finance view: every lifecycle step, oldest first, from the stored events. */
+export async function subscriptionTimeline(scope: Scope, id: string) {
+  await findSubscription(scope, id);
+  const events = await Event.find({ ...scopeFilter(scope), $or: [{ 'payload.id': id }, { 'payload.subscription_id': id }] })
+    .sort({ timestamp: 1, _id: 1 })
+    .lean<EventDoc[]>();
+  const steps = [];
+  for (const e of events) {
+    const p = e.payload as Record<string, any>;
+    let step = TIMELINE_STEPS[e.event];
+    if (e.event === 'subscription_phase.updated') step = p.is_active ? 'phase_started' : 'phase_ended';
+    if (e.event === 'subscription_phase.created') step = 'phase_scheduled';
+    if (e.event === 'subscription_phase.deleted') step = 'phase_deleted';
+    if (!step) continue;
+    steps.push({
+      at: iso(e.timestamp),
+      step,
+      event: e.event,
+      event_id: e._id,
+      ...(e.event.startsWith('invoice.') ? { invoice_id: p.id, amount: p.total_amount, status: p.status, period_start: p.period_start ?? null } : {}),
+      ...(e.event.startsWith('subscription_phase.') ? { phase_id: p.id, start_date: p.start_date, end_date: p.end_date } : {}),
+      ...(e.event === 'subscription.renewed' ? { invoice_id: p.invoice_id ?? null, amount: p.amount ?? null } : {}),
+    });
+  }
+  return { subscription_id: id, timeline: steps };
+}
+
+// ---- use cases of the subscription workflow's activities ----
+
+export async function loadSubscriptionForBilling(id: string): Promise<StoredSubscription | null> {
+  const sub = await Subscription.findById(id).lean<SubscriptionDoc>();
+  if (!sub) return null;
+  return {
+    proration_behavior: sub.proration_behavior,
+    billing_cycle_anchor: iso(sub.billing_cycle_anchor ?? null),
+    canceled_at: iso(sub.canceled_at ?? null),
+    phases: sub.phases.map((p) => ({ start_date: iso(p.start_date)!, end_date: iso(p.end_date ?? null), items: p.items.map((i) => ({ ...i })) })),
+  };
+}
+
+export interface ChargeInput {
+  key: string;
+  at: string;
+  kind: 'start' | 'phase_change' | 'renewal';
+  periodStart: string;
+  periodEnd: string | null;
+  lines: ChargeLine[];
+  total: string;
+}
+
+/** Idempotent: the invoice is keyed by (subscription, charge); a retry finds it and re-records nothing. */
+export async function generateSubscriptionInvoice(subscriptionId: string, charge: ChargeInput, invoiceDueDays: number): Promise<string | null> {
+  const sub = await Subscription.findById(subscriptionId).lean<SubscriptionDoc>();
+  if (!sub || sub.status === 'canceled') return null;
+  const scope: Scope = { accountId: sub.account_id, sandbox: sub.sandbox ?? null };
+  const billingKey = `${subscriptionId}:${charge.key}`;
+  let invoice = await Invoice.findOne({ billing_key: billingKey }).lean<InvoiceDoc>();
+  if (!invoice) {
+    try {
+      invoice = (
+        await Invoice.create({
+          _id: newId(ID_PREFIX.invoice),
+          ...scopeFilter(scope),
+          customer_id: sub.customer_id,
+          subscription_id: subscriptionId,
+          status: 'pending',
+          due_date: dayAfter(new Date(charge.at), invoiceDueDays),
+          total_amount: charge.total,
+          line_items: charge.lines.map((l) => ({ _id: newId(ID_PREFIX.lineItem), ...l })),
+          billing_key: billingKey,
+          period_start: new Date(charge.periodStart),
+          period_end: charge.periodEnd ? new Date(charge.periodEnd) : null,
+        })
+      ).toObject() as InvoiceDoc;
+    } catch (err) {
+      if (!isDuplicateKey(err)) throw err;
+      invoice = await Invoice.findOne({ billing_key: billingKey }).lean<InvoiceDoc>();
+    }
+  }
+  if (!invoice) return null;
+  await recordEvent(scope, 'invoice.created', invoiceEventPayload(invoice), { idempotencyKey: `invoice.created:${billingKey}` });
+  if (charge.kind === 'renewal') {
+    await recordEvent(
+      scope,
+      'subscription.renewed',
+      { ...subscriptionEventPayload(sub, new Date(charge.at)), invoice_id: invoice._id, amount: invoice.total_amount, period_start: charge.periodStart },
+      { idempotencyKey: `subscription.renewed:${billingKey}` },
+    );
+  }
+  if (invoice.status === 'pending') await watchDueDate(invoice);
+  return invoice._id;
+}
+
+/** Moves status and the active phase to what the plan says at `now`, with keyed events. */
+export async function syncSubscriptionState(subscriptionId: string, nowIso: string): Promise<string> {
+  const sub = await Subscription.findById(subscriptionId).lean<SubscriptionDoc>();
+  if (!sub) return 'deleted';
+  if (sub.status === 'canceled') return 'canceled';
+  const scope: Scope = { accountId: sub.account_id, sandbox: sub.sandbox ?? null };
+  const now = new Date(nowIso);
+  const plan = toBillingPlan(sub);
+  const status = statusAt(plan, now);
+  const active = activePhaseIndex(plan, now);
+  const before = sub.active_phase_index ?? null;
+  if (status === sub.status && active === before) return status;
+  const updated = await Subscription.findOneAndUpdate(
+    { _id: subscriptionId, status: { $ne: 'canceled' } },
+    { $set: { status, active_phase_index: active } },
+    { returnDocument: 'after' },
+  ).lean<SubscriptionDoc>();
+  if (!updated) return 'canceled';
+  if (before !== null && before !== active) {
+    await recordEvent(scope, 'subscription_phase.updated', phaseEventPayload(updated, before, false), { idempotencyKey: `phase.ended:${updated.phases[before]._id}` });
+  }
+  if (active !== null && active !== before) {
+    await recordEvent(scope, 'subscription_phase.updated', phaseEventPayload(updated, active, true), { idempotencyKey: `phase.started:${updated.phases[active]._id}` });
+  }
+  if (status === 'active' && sub.status === 'scheduled') {
+    await recordEvent(scope, 'subscription.activated', subscriptionEventPayload(updated, now), { idempotencyKey: `subscription.activated:${subscriptionId}` });
+  }
+  return status;
+}

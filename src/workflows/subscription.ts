@@ -1,0 +1,100 @@
+/**
+ * One workflow per subscription, the single owner of its billing: it wakes at billing dates
+ * and phase boundaries (durable timers), generates every charge due up to now (so billing
+ * dates missed while workers were down are caught up, each exactly once: invoices are keyed
+ * by subscription and period), keeps phase/status state in step, and answers a query with
+ * its view of the schedule. Signals: cancel, changed (anchor or proration behaviour).
+ */
+import { condition, continueAsNew, proxyActivities, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import { BillingPlan, invoicedCharges, nextBillingAfter, nextWakeAfter, statusAt, activePhaseIndex } from '../billing/schedule';
+import { toBillingPlan } from '../billing/subscriptionPlan';
+import {
+  cancelSubscriptionSignal,
+  scheduleQuery,
+  searchAttributes,
+  subscriptionChangedSignal,
+  SubscriptionWorkflowInput,
+} from '../temporal/subscriptionDefinitions';
+
+const acts = proxyActivities<Activities>({
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '5 minutes' },
+});
+
+// Keeps history bounded: a monthly subscription reaches this after years, a daily one after months.
+const ITERATIONS_BEFORE_CONTINUE_AS_NEW = 200;
+
+
+export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Promise<'ended' | 'canceled' | 'deleted'> {
+  const stored = await acts.loadSubscription(input.subscriptionId);
+  if (!stored) return 'deleted';
+  let plan: BillingPlan = toBillingPlan(stored);
+  let processedUntil: Date | null = input.processedUntil ? new Date(input.processedUntil) : null;
+  let canceled = false;
+  let changed = false;
+  let nextWake: Date | null = null;
+
+  setHandler(cancelSubscriptionSignal, () => {
+    canceled = true;
+  });
+  setHandler(subscriptionChangedSignal, () => {
+    changed = true;
+  });
+  setHandler(scheduleQuery, () => {
+    const now = new Date(Date.now());
+    const horizon = new Date(now.getTime() + 400 * 86_400_000);
+    return {
+      status: canceled ? 'canceled' : statusAt(plan, now),
+      activePhaseIndex: activePhaseIndex(plan, now),
+      processedUntil: processedUntil?.toISOString() ?? null,
+      nextWakeAt: nextWake?.toISOString() ?? null,
+      upcoming: invoicedCharges(plan, horizon)
+        .filter((c) => c.at > now)
+        .slice(0, 5)
+        .map((c) => ({ at: c.at.toISOString(), kind: c.kind, total: c.total })),
+    };
+  });
+
+  for (let i = 0; ; i++) {
+    const now = new Date(Date.now());
+    for (const charge of invoicedCharges(plan, now)) {
+      if (processedUntil && charge.at <= processedUntil) continue;
+      await acts.generateSubscriptionInvoice(input.subscriptionId, {
+        key: charge.key,
+        at: charge.at.toISOString(),
+        kind: charge.kind,
+        periodStart: charge.periodStart.toISOString(),
+        periodEnd: charge.periodEnd?.toISOString() ?? null,
+        lines: charge.lines,
+        total: charge.total,
+      });
+    }
+    processedUntil = now;
+    const status = await acts.syncSubscriptionState(input.subscriptionId, now.toISOString());
+    if (status === 'deleted') return 'deleted';
+    nextWake = nextWakeAfter(plan, now);
+    if (input.indexed) {
+      const nextBilling = nextBillingAfter(plan, now);
+      upsertSearchAttributes([
+        { key: searchAttributes.accountId, value: input.accountId },
+        { key: searchAttributes.customerId, value: input.customerId },
+        { key: searchAttributes.status, value: status },
+        ...(nextBilling ? [{ key: searchAttributes.nextBillingDate, value: nextBilling }] : []),
+      ]);
+    }
+    if (status === 'ended' || status === 'canceled' || nextWake === null) return status === 'canceled' ? 'canceled' : 'ended';
+
+    await condition(() => canceled || changed, nextWake.getTime() - now.getTime());
+    if (canceled) return 'canceled';
+    if (changed) {
+      changed = false;
+      const reloaded = await acts.loadSubscription(input.subscriptionId);
+      if (!reloaded) return 'deleted';
+      plan = toBillingPlan(reloaded);
+    }
+    if (i >= ITERATIONS_BEFORE_CONTINUE_AS_NEW || workflowInfo().continueAsNewSuggested) {
+      await continueAsNew<typeof subscriptionWorkflow>({ ...input, processedUntil: processedUntil.toISOString() });
+    }
+  }
+}
