@@ -241,9 +241,10 @@ export function nextWakeAfter(plan: BillingPlan, t: Date): Date | null {
   return best;
 }
 
-/** The next billing instant (a charge that makes an invoice) after t, looking ahead up to two years. */
+/** The next billing instant (a charge that makes an invoice) after t, looking up to two years past the later of t and the start. */
 export function nextBillingAfter(plan: BillingPlan, t: Date): Date | null {
-  const horizon = new Date(t.getTime() + 2 * 366 * 86_400_000);
+  const from = Math.max(t.getTime(), plan.phases[0]?.start.getTime() ?? t.getTime());
+  const horizon = new Date(from + 2 * 366 * 86_400_000);
   const next = invoicedCharges(plan, horizon).find((c) => c.at > t);
   return next ? next.at : null;
 }
