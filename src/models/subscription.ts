@@ -43,6 +43,7 @@ const subscriptionSchema = new Schema(
     canceled_at: { type: Date, default: null },
     /** Kept by the subscription workflow (the single owner of billing state). */
     active_phase_index: { type: Number, default: null },
+    next_billing_date: { type: Date, default: null },
     phases: { type: [phaseSchema], default: [] },
   },
   { timestamps, versionKey: false },

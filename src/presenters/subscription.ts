@@ -1,6 +1,6 @@
 import { SubscriptionDoc, SubscriptionPhaseDoc } from '../models/subscription';
 import { effectivePrice, toBillingPlan } from '../billing/subscriptionPlan';
-import { activePhaseIndex, nextBillingAfter } from '../billing/schedule';
+import { nextBillingAfter } from '../billing/schedule';
 import { multiplyAmount, sumAmounts } from '../billing/money';
 import { iso } from './common';
 
@@ -26,13 +26,15 @@ function presentPhase(p: SubscriptionPhaseDoc, isActive: boolean) {
   };
 }
 
-/** `now` decides which phase is active and the next billing date. */
+/**
+ * Active phase and next billing date are the subscription workflow's (it keeps them in the
+ * document as its clock moves); `now` only matters for what it has not reached yet.
+ */
 export function presentSubscription(s: SubscriptionDoc, now = new Date()) {
-  const plan = toBillingPlan(s);
-  const live = s.status !== 'canceled';
-  const active = live ? activePhaseIndex(plan, now) : null;
+  const live = s.status !== 'canceled' && s.status !== 'ended';
+  const active = live ? (s.active_phase_index ?? null) : null;
   const shown = s.phases[active ?? 0];
-  const next = live ? nextBillingAfter(plan, now) : null;
+  const next = live ? (s.next_billing_date ?? nextBillingAfter(toBillingPlan(s), now)) : null;
   const first = s.phases[0];
   const last = s.phases[s.phases.length - 1];
   return {

@@ -16,7 +16,7 @@ import { ApiError } from '../lib/errors';
 import { centsToAmount, parseAmount, toAmount } from '../billing/money';
 import { validatePhases } from '../billing/phases';
 import { toBillingPlan, StoredSubscription } from '../billing/subscriptionPlan';
-import { activePhaseIndex, statusAt, ChargeLine } from '../billing/schedule';
+import { activePhaseIndex, nextBillingAfter, statusAt, ChargeLine } from '../billing/schedule';
 import { dayAfter } from '../billing/dueDate';
 import type { Interval } from '../billing/calendar';
 import { presentSubscription, subscriptionEventPayload, phaseEventPayload } from '../presenters/subscription';
@@ -153,13 +153,13 @@ export async function createSubscription(scope: Scope, input: SubscriptionInput)
       // The workflow moves it to active when the first phase starts (and emits activated).
       status: 'scheduled',
       active_phase_index: null,
+      next_billing_date: nextBillingAfter(plan, new Date(now.getTime() - 1)),
       phases,
     })
   ).toObject() as SubscriptionDoc;
   await recordEvent(scope, 'subscription.created', subscriptionEventPayload(sub, now));
   for (let i = 0; i < sub.phases.length; i++) await recordEvent(scope, 'subscription_phase.created', phaseEventPayload(sub, i, false));
   await startWorkflow(sub);
-  void plan;
   return presentSubscription(sub, now);
 }
 
@@ -179,6 +179,8 @@ export async function updateSubscription(scope: Scope, id: string, input: { pror
   const changes: Record<string, unknown> = {};
   if (input.proration_behavior !== undefined) changes.proration_behavior = input.proration_behavior;
   if (input.billing_cycle_anchor !== undefined) changes.billing_cycle_anchor = input.billing_cycle_anchor ? parseInstant(input.billing_cycle_anchor, 'billing_cycle_anchor') : null;
+  const merged = { ...before, ...changes } as SubscriptionDoc;
+  changes.next_billing_date = nextBillingAfter(toBillingPlan(merged), new Date());
   const sub = await Subscription.findByIdAndUpdate(id, { $set: changes }, { returnDocument: 'after' }).lean<SubscriptionDoc>();
   await signal(id, subscriptionChangedSignal);
   return presentSubscription(sub!);
@@ -318,10 +320,11 @@ export async function syncSubscriptionState(subscriptionId: string, nowIso: stri
   const status = statusAt(plan, now);
   const active = activePhaseIndex(plan, now);
   const before = sub.active_phase_index ?? null;
-  if (status === sub.status && active === before) return status;
+  const next = status === 'ended' ? null : nextBillingAfter(plan, now);
+  if (status === sub.status && active === before && (next?.getTime() ?? null) === (sub.next_billing_date ? new Date(sub.next_billing_date).getTime() : null)) return status;
   const updated = await Subscription.findOneAndUpdate(
     { _id: subscriptionId, status: { $ne: 'canceled' } },
-    { $set: { status, active_phase_index: active } },
+    { $set: { status, active_phase_index: active, next_billing_date: next } },
     { returnDocument: 'after' },
   ).lean<SubscriptionDoc>();
   if (!updated) return 'canceled';
