@@ -24,6 +24,7 @@ export RATE_LIMIT_PER_MINUTE=1000000
 export WEBHOOK_ALLOW_PRIVATE_NETWORKS=true
 export BENCH_RUN_DIR="$RUN"
 start_bg "$RUN/worker.log" node --import tsx "$ROOT/worker.ts" >/dev/null
+export BENCH_WORKER_PID="${PIDS[-1]}"
 start_bg "$RUN/api.log" node --import tsx "$ROOT/src/api/server.ts" >/dev/null
 wait_for_http "http://127.0.0.1:$PORT/readyz" api 120 || { tail -n 25 "$RUN"/api.log "$RUN"/worker.log >&2; exit 1; }
 

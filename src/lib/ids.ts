@@ -1,4 +1,5 @@
 /** Opaque resource ids: a type prefix and 24 random base62 characters (DECISIONS.md). */
+import { createHash } from 'node:crypto';
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
 export const ID_PREFIX = {
@@ -40,4 +41,15 @@ export function newId(prefix: (typeof ID_PREFIX)[keyof typeof ID_PREFIX]): strin
 
 export function randomHex(bytes: number): string {
   return Array.from(crypto.getRandomValues(new Uint8Array(bytes)), (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+/**
+ * The id a key always maps to (SHA-256 of the key in base62), for records an activity may
+ * write more than once: the second write hits the same `_id` and changes nothing.
+ */
+export function derivedId(prefix: (typeof ID_PREFIX)[keyof typeof ID_PREFIX], key: string): string {
+  const digest = createHash('sha256').update(key).digest();
+  let out = '';
+  for (let i = 0; out.length < 24; i++) out += ALPHABET[digest[i] % 62];
+  return prefix + out;
 }

@@ -5,9 +5,8 @@
 import { Event } from '../models/event';
 import { Scope } from '../models/scope';
 import { EventName } from '../lib/eventNames';
-import { newId, ID_PREFIX } from '../lib/ids';
+import { newId, derivedId, ID_PREFIX } from '../lib/ids';
 import { isDuplicateKey } from '../models/errors';
-import { createHash } from 'node:crypto';
 
 export interface EventPayload {
   id: string;
@@ -36,14 +35,9 @@ export function onEventRecorded(listener: Listener): () => void {
   };
 }
 
-const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
-
 /** The event id an idempotency key always maps to, so a retried activity writes its event once. */
 export function eventIdFor(key: string): string {
-  const digest = createHash('sha256').update(key).digest();
-  let out = '';
-  for (let i = 0; out.length < 24; i++) out += BASE62[digest[i] % 62];
-  return ID_PREFIX.event + out;
+  return derivedId(ID_PREFIX.event, key);
 }
 
 export interface RecordOptions {

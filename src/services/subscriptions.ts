@@ -11,7 +11,7 @@ import { Product, ProductDoc } from '../models/product';
 import { Event, EventDoc } from '../models/event';
 import { Scope, scopeFilter, findInScope } from '../models/scope';
 import { isDuplicateKey } from '../models/errors';
-import { newId, ID_PREFIX } from '../lib/ids';
+import { newId, derivedId, ID_PREFIX } from '../lib/ids';
 import { ApiError } from '../lib/errors';
 import { centsToAmount, parseAmount, toAmount } from '../billing/money';
 import { validatePhases } from '../billing/phases';
@@ -272,12 +272,15 @@ export async function generateSubscriptionInvoice(subscriptionId: string, charge
   if (!sub || sub.status === 'canceled') return null;
   const scope: Scope = { accountId: sub.account_id, sandbox: sub.sandbox ?? null };
   const billingKey = `${subscriptionId}:${charge.key}`;
-  let invoice = await Invoice.findOne({ billing_key: billingKey }).lean<InvoiceDoc>();
+  // The invoice id derives from the billing key: lookups stay on `_id` (FerretDB's fast path)
+  // and a second insert of the same charge is a duplicate key, not a second invoice.
+  const invoiceId = derivedId(ID_PREFIX.invoice, billingKey);
+  let invoice = await Invoice.findById(invoiceId).lean<InvoiceDoc>();
   if (!invoice) {
     try {
       invoice = (
         await Invoice.create({
-          _id: newId(ID_PREFIX.invoice),
+          _id: invoiceId,
           ...scopeFilter(scope),
           customer_id: sub.customer_id,
           subscription_id: subscriptionId,
@@ -292,7 +295,7 @@ export async function generateSubscriptionInvoice(subscriptionId: string, charge
       ).toObject() as InvoiceDoc;
     } catch (err) {
       if (!isDuplicateKey(err)) throw err;
-      invoice = await Invoice.findOne({ billing_key: billingKey }).lean<InvoiceDoc>();
+      invoice = await Invoice.findById(invoiceId).lean<InvoiceDoc>();
     }
   }
   if (!invoice) return null;

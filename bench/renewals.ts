@@ -1,0 +1,79 @@
+/**
+ * Renewal section: 1,000 subscriptions with the same billing instant on the dev server and
+ * the worker bench.sh started. Prints the time from that instant until every invoice
+ * exists, invoices/s, and the worker's peak RSS with those workflows live. The baseline is
+ * the same number of plain invoice inserts made straight to the database in this run.
+ */
+import { readFileSync } from 'node:fs';
+import { createAccount } from '../src/services/accounts';
+import { Invoice } from '../src/models/invoice';
+import { newId, ID_PREFIX } from '../src/lib/ids';
+
+const COUNT = Number(process.env.BENCH_SUBSCRIPTIONS ?? 1000);
+
+function peakRssMiB(pid: string | undefined): string {
+  if (!pid) return 'unknown';
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const hwm = /VmHWM:\s+(\d+) kB/.exec(status);
+    return hwm ? `${(Number(hwm[1]) / 1024).toFixed(0)} MiB` : 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
+async function pool<T>(items: T[], size: number, fn: (item: T) => Promise<void>) {
+  let next = 0;
+  await Promise.all(Array.from({ length: size }, async () => {
+    while (next < items.length) await fn(items[next++]);
+  }));
+}
+
+export async function runRenewalBench(apiUrl: string): Promise<string[]> {
+  const account = await createAccount({ email: `renewals-${Date.now()}@example.com`, password: 'bench-password' });
+  const headers = { Authorization: `Bearer ${account.token}`, 'Content-Type': 'application/json' };
+  const post = async (path: string, body: unknown) => {
+    const res = await fetch(apiUrl + path, { method: 'POST', headers, body: JSON.stringify(body) });
+    if (res.status !== 201) throw new Error(`${path}: ${res.status} ${await res.text()}`);
+    return res.json();
+  };
+  const product = await post('/v1/products', { name: 'Bench plan' });
+  const price = await post('/v1/prices', { product_id: product.id, amount: 1500, recurring: { interval: 'month', interval_count: 1 } });
+  const customers: string[] = [];
+  await pool(Array.from({ length: 50 }, (_, i) => i), 8, async (i) => {
+    customers.push((await post('/v1/customers', { email: `renew${i}@bench.io` })).id);
+  });
+
+  // Creating the subscriptions takes a while on FerretDB; the billing instant is set after it.
+  const createStart = Date.now();
+  const instant = new Date(Math.ceil((createStart + 15_000 + COUNT * 120) / 1000) * 1000);
+  await pool(Array.from({ length: COUNT }, (_, i) => i), 8, async (i) => {
+    await post('/v1/subscriptions', { customer_id: customers[i % customers.length], phases: [{ start_date: instant.toISOString(), items: [{ price_id: price.id }] }] });
+  });
+  const created = Date.now();
+  if (created >= instant.getTime()) return [`== Renewals ==`, `creating ${COUNT} subscriptions overran the billing instant; rerun with fewer (BENCH_SUBSCRIPTIONS)`];
+  await new Promise((r) => setTimeout(r, instant.getTime() - created));
+  let count = 0;
+  const deadline = instant.getTime() + 300_000;
+  while (Date.now() < deadline) {
+    count = await Invoice.countDocuments({ account_id: account.account_id, subscription_id: { $ne: null } });
+    if (count >= COUNT) break;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  const seconds = (Date.now() - instant.getTime()) / 1000;
+
+  // Baseline: the same number of invoice documents inserted straight, one at a time.
+  const baseStart = Date.now();
+  for (let i = 0; i < COUNT; i++) {
+    const id = newId(ID_PREFIX.invoice);
+    await Invoice.collection.insertOne({ _id: id as any, account_id: 'bench-baseline', sandbox: null, customer_id: 'x', status: 'pending', due_date: '2030-01-01', total_amount: '15.00', line_items: [], billing_key: id });
+  }
+  const baseSeconds = (Date.now() - baseStart) / 1000;
+  return [
+    `== Renewals (${COUNT} subscriptions, one billing instant) ==`,
+    `created ${COUNT} subscriptions in ${((created - createStart) / 1000).toFixed(1)} s`,
+    `invoices generated: ${count}/${COUNT} in ${seconds.toFixed(1)} s after the billing instant (target: all within 20 s)`,
+    `invoices/s: ${(count / seconds).toFixed(1)}; baseline plain inserts/s: ${(COUNT / baseSeconds).toFixed(1)}; ratio x${(count / seconds / (COUNT / baseSeconds)).toFixed(2)}`,
+    `worker peak RSS: ${peakRssMiB(process.env.BENCH_WORKER_PID)} (target under 1 GiB)`,
+  ];
+}
