@@ -1,29 +1,54 @@
 /**
  * What a multi-phase subscription bills, and when: a pure plan computed from the phases,
- * the billing cycle anchor and the proration behaviour. The subscription workflow asks it
- * for every charge due up to "now" (so missed billing dates are caught up) and for the next
- * instant to wake at. Charges are keyed by phase and instant, so generating the invoice of
- * a charge is idempotent. Decimal math only.
+ * the billing cycle anchor and the proration behaviour. The subscription workflow asks it for
+ * every charge due up to "now" (so missed billing dates are caught up) and for the next
+ * instant to wake at. Charges are computed from the first phase every time (never from a
+ * previous run), so the same inputs always give the same charges, and each charge has a key
+ * unique within the subscription (its phase and period start), which makes invoice
+ * generation idempotent. Decimal math only.
  *
  * Rules (docs/DECISIONS.md, Subscriptions):
- * - Phase 1 bills from `billing_cycle_anchor` (else its start). Later phases keep that
- *   anchor, except under `always_invoice`, which starts a fresh cycle at the phase start.
- * - At a phase start that is not a billing date: `create_prorations` charges the fraction
- *   of the period up to the next billing date; `always_invoice` charges a full period;
- *   `none` charges nothing until the next billing date.
- * - At a later phase's start, `create_prorations` and `always_invoice` credit the unused
- *   part of what the previous phase billed for the time after the change.
- * - Renewals bill each full period in advance on its billing date.
+ * - Billing dates step from `billing_cycle_anchor` (else the first phase's start) by the
+ *   interval of the phase in force (see calendar.ts for month-end clamping). Later phases keep
+ *   that anchor, except under `always_invoice`, where each later phase starts a fresh cycle
+ *   at its own start (so the full period it bills at once is a real full period).
+ * - At a phase start that is a billing date, every behaviour bills a full period. At one that
+ *   is not: `create_prorations` bills the fraction of the period up to the next billing date
+ *   (by time); `always_invoice` bills a full period's price; `none` bills nothing until the
+ *   next billing date.
+ * - At a later phase's start, `create_prorations` and `always_invoice` credit the unused part
+ *   of what the previous phase billed for the time after the change (`none` credits nothing).
+ * - Renewals bill each full period in advance, on its billing date, while the phase lasts.
  * - One-time items bill once, in full, at their phase's start.
- * - A negative net is carried as credit to the next charge; no invoice is negative, and a
- *   charge whose total is zero makes no invoice.
+ * - A negative net is carried as credit to the next charges (shown there as a negative
+ *   "Credit carried" line); no invoice is negative. A charge whose total is zero (a free
+ *   phase, a downgrade, a renewal fully paid by credit) makes no invoice. Credit left when the
+ *   subscription ends or is canceled is not refunded by the plan.
+ * - Nothing is billed at or after `canceledAt` or the last phase's end; the period billed
+ *   last may run past it and is not prorated back.
+ *
+ * Pure: no I/O, no clock (every function takes the instant it reasons about); safe to import
+ * from Temporal workflows.
  */
-import Decimal from 'decimal.js';
 import { Money, toAmount } from './money';
-import { Interval, billingDate, isBillingDate, nextBillingDate, periodContaining } from './calendar';
+import { Interval, billingDate, nextBillingDate, periodContaining } from './calendar';
+import {
+  DESCRIPTIONS,
+  ProrationBehavior,
+  ProrationItem,
+  ProrationLine,
+  applyCarriedCredit,
+  initialCharge,
+  linesTotal,
+  prorateItems,
+  unusedCredit,
+} from './proration';
 
-export type ProrationBehavior = 'create_prorations' | 'always_invoice' | 'none';
+export type { ProrationBehavior } from './proration';
+export { validatePhases } from './phases';
+export type { PhaseRuleViolation, PhaseShape } from './phases';
 
+/** An item of a phase, with its effective unit price. */
 export interface PlanItem {
   price_id: string;
   product_id: string;
@@ -38,17 +63,21 @@ export interface PlanItem {
 
 export interface PlanPhase {
   start: Date;
+  /** Exclusive; null for an open-ended (last) phase. */
   end: Date | null;
   items: PlanItem[];
 }
 
 export interface BillingPlan {
+  /** `billing_cycle_anchor`; null to anchor on the first phase's start. */
   anchor: Date | null;
   behavior: ProrationBehavior;
+  /** Valid per `validatePhases`: sequential, without gaps, only the last open-ended. */
   phases: PlanPhase[];
   canceledAt?: Date | null;
 }
 
+/** An invoice line: `amount = unit_amount x quantity`; credits are negative. */
 export interface ChargeLine {
   price_id: string;
   product_id: string;
@@ -59,21 +88,34 @@ export interface ChargeLine {
   description: string;
 }
 
+export type ChargeKind = 'start' | 'phase_change' | 'renewal';
+
 export interface Charge {
-  /** `<phase index>:<ISO instant>`: unique per subscription, the invoice's idempotency key. */
+  /**
+   * `<phase index>:<period start, ISO 8601>`: unique within the subscription, the invoice's
+   * idempotency key. Period starts alone are unique too (charges are strictly increasing in
+   * time), the phase index makes the key readable.
+   */
   key: string;
+  /** The billing date: when the charge is due and its invoice generated (= periodStart). */
   at: Date;
   phaseIndex: number;
-  kind: 'start' | 'phase_change' | 'renewal';
+  /** `start` for the first phase's start, `phase_change` for a later phase's start. */
+  kind: ChargeKind;
   periodStart: Date;
+  /** The next billing date after `periodStart`; null for a phase without recurring items. */
   periodEnd: Date | null;
   lines: ChargeLine[];
+  /** What to invoice, never negative. */
   total: string;
+  /** Carried credit used by this charge (also shown as a negative line). */
+  creditApplied: string;
   /** Credit still carried after this charge. */
   creditCarried: string;
 }
 
 const FAR_FUTURE = new Date(Date.UTC(9999, 0, 1));
+const ZERO = '0.00';
 
 interface Cycle {
   interval: Interval;
@@ -85,8 +127,8 @@ interface Billed {
   items: PlanItem[];
   from: Date;
   end: Date;
-  /** What was charged for [from, end) per unit of each item, by item index. */
-  unitCharged: Decimal[];
+  /** What was charged per unit of each item for [from, end). */
+  units: string[];
 }
 
 function recurringItems(p: PlanPhase): PlanItem[] {
@@ -98,7 +140,7 @@ function cycleOf(plan: BillingPlan, index: number): Cycle | null {
   const first = recurringItems(phase)[0];
   if (!first?.interval || !first.interval_count) return null;
   const subscriptionAnchor = plan.anchor ?? plan.phases[0].start;
-  const anchor = index === 0 ? subscriptionAnchor : plan.behavior === 'always_invoice' ? phase.start : subscriptionAnchor;
+  const anchor = index > 0 && plan.behavior === 'always_invoice' ? phase.start : subscriptionAnchor;
   return { interval: first.interval, count: first.interval_count, anchor };
 }
 
@@ -107,112 +149,176 @@ function phaseEnd(plan: BillingPlan, index: number): Date {
   return plan.canceledAt && plan.canceledAt < end ? plan.canceledAt : end;
 }
 
-function line(item: PlanItem, unit: Decimal, description: string): ChargeLine {
-  const unitAmount = toAmount(unit);
-  return {
-    price_id: item.price_id,
-    product_id: item.product_id,
-    product_name: item.product_name,
-    quantity: item.quantity,
-    unit_amount: unitAmount,
-    amount: toAmount(new Money(unitAmount).times(item.quantity)),
-    description,
-  };
+function chargeLines(items: readonly PlanItem[], lines: readonly ProrationLine[]): ChargeLine[] {
+  return lines.map((l) => ({
+    price_id: items[l.index].price_id,
+    product_id: items[l.index].product_id,
+    product_name: items[l.index].product_name,
+    quantity: l.quantity,
+    unit_amount: l.unit_amount,
+    amount: l.amount,
+    description: l.description,
+  }));
 }
 
-function fraction(from: Date, to: Date, periodStart: Date, periodEnd: Date): Decimal {
-  return new Money(to.getTime() - from.getTime()).div(periodEnd.getTime() - periodStart.getTime());
-}
+const asProrationItems = (items: readonly PlanItem[], units?: readonly string[]): ProrationItem[] =>
+  items.map((i, n) => ({ price_id: i.price_id, quantity: i.quantity, unit_amount: units ? units[n] : i.unit_amount }));
 
-/** Every charge of the plan with `at <= until`, oldest first, credit carried along. */
-export function planCharges(plan: BillingPlan, until: Date): Charge[] {
-  const charges: Charge[] = [];
-  let credit = new Money(0);
+type RawCharge = Omit<Charge, 'key' | 'total' | 'creditApplied' | 'creditCarried'>;
+
+/**
+ * Every charge of the plan in time order (strictly increasing `at`), with credit carried
+ * along; includes charges whose lines are all zero. Infinite for an open-ended paid phase:
+ * consume lazily.
+ */
+function* chargeStream(plan: BillingPlan): Generator<Charge> {
+  let credit = ZERO;
   let billed: Billed | null = null;
 
-  const emit = (c: Omit<Charge, 'total' | 'creditCarried' | 'key'>) => {
+  const settle = (c: RawCharge, net = linesTotal(c.lines)): Charge => {
+    const key = `${c.phaseIndex}:${c.periodStart.toISOString()}`;
+    if (credit === ZERO && !net.startsWith('-')) {
+      // Nothing carried and nothing to carry: the common case of a plain renewal.
+      return { ...c, key, total: net, creditApplied: ZERO, creditCarried: ZERO };
+    }
     const lines = [...c.lines];
-    let net = lines.reduce((acc, l) => acc.plus(l.amount), new Money(0));
-    if (credit.gt(0) && net.gt(0) && lines.length > 0) {
-      const applied = Decimal.min(credit, net);
+    const applied = applyCarriedCredit(net, credit);
+    if (applied.applied !== ZERO) {
       const ref = lines.find((l) => new Money(l.amount).gt(0))!;
-      lines.push({ ...ref, quantity: 1, unit_amount: toAmount(applied.neg()), amount: toAmount(applied.neg()), description: 'Credit carried from earlier changes' });
-      credit = credit.minus(applied);
-      net = net.minus(applied);
+      const neg = toAmount(new Money(applied.applied).neg());
+      lines.push({ ...ref, quantity: 1, unit_amount: neg, amount: neg, description: DESCRIPTIONS.carriedCredit });
     }
-    if (net.lt(0)) {
-      credit = credit.plus(net.neg());
-      net = new Money(0);
-    }
-    charges.push({ ...c, key: `${c.phaseIndex}:${c.at.toISOString()}`, lines, total: toAmount(net), creditCarried: toAmount(credit) });
+    credit = applied.remainingCredit;
+    return { ...c, key, lines, total: applied.total, creditApplied: applied.applied, creditCarried: credit };
   };
 
   for (let index = 0; index < plan.phases.length; index++) {
     const phase = plan.phases[index];
     const start = phase.start;
     const end = phaseEnd(plan, index);
-    if (start > until || start >= end) break;
+    if (start >= end) return;
     const cycle = cycleOf(plan, index);
     const lines: ChargeLine[] = [];
 
     // Credit what the previous phase billed for the time after this change.
     if (index > 0 && plan.behavior !== 'none' && billed && billed.end > start) {
-      const unused = fraction(start, billed.end, billed.from, billed.end);
-      billed.items.forEach((item, i) => {
-        const unit = billed!.unitCharged[i].times(unused);
-        if (!unit.isZero()) lines.push(line(item, unit.neg(), 'Unused time before the phase change'));
-      });
+      const unused = unusedCredit({ billedFrom: billed.from, billedTo: billed.end, changeAt: start, items: asProrationItems(billed.items, billed.units) });
+      lines.push(...chargeLines(billed.items, unused.lines).filter((l) => !new Money(l.amount).isZero()));
     }
-    for (const item of phase.items.filter((i) => !i.recurring)) lines.push(line(item, new Money(item.unit_amount), 'One-time charge'));
+    const oneTime = phase.items.filter((i) => !i.recurring);
+    lines.push(...chargeLines(oneTime, prorateItems(asProrationItems(oneTime), 1, DESCRIPTIONS.oneTime)));
 
     billed = null;
-    let periodEnd: Date | null = null;
+    const items = recurringItems(phase);
     if (cycle) {
-      const items = recurringItems(phase);
-      const containing = periodContaining(cycle.anchor, cycle.interval, cycle.count, start);
-      periodEnd = nextBillingDate(cycle.anchor, cycle.interval, cycle.count, start);
-      const onCycle = isBillingDate(cycle.anchor, cycle.interval, cycle.count, start);
-      if (onCycle || plan.behavior === 'always_invoice') {
-        const units = items.map((i) => new Money(i.unit_amount));
-        items.forEach((item, i) => lines.push(line(item, units[i], 'Subscription period')));
-        billed = { items, from: start, end: periodEnd, unitCharged: units };
-      } else if (plan.behavior === 'create_prorations') {
-        const f = fraction(start, periodEnd, containing.start, periodEnd);
-        const units = items.map((i) => new Money(i.unit_amount).times(f));
-        items.forEach((item, i) => lines.push(line(item, units[i], 'Prorated subscription period')));
-        billed = { items, from: start, end: periodEnd, unitCharged: units.map((u) => new Money(toAmount(u))) };
+      const first = initialCharge(plan.behavior, { start, anchor: cycle.anchor, interval: cycle.interval, count: cycle.count, items: asProrationItems(items) });
+      if (first) {
+        lines.push(...chargeLines(items, first.lines));
+        billed = { items, from: start, end: first.periodEnd, units: first.lines.map((l) => l.unit_amount) };
       }
     }
-    if (lines.length > 0) emit({ at: start, phaseIndex: index, kind: index === 0 ? 'start' : 'phase_change', periodStart: start, periodEnd, lines });
+    const periodEnd = cycle ? nextBillingDate(cycle.anchor, cycle.interval, cycle.count, start) : null;
+    if (lines.length > 0) {
+      yield settle({ at: start, phaseIndex: index, kind: index === 0 ? 'start' : 'phase_change', periodStart: start, periodEnd, lines });
+    }
 
-    // Renewals: each full period in advance, on its billing date, within the phase.
-    if (cycle) {
-      const items = recurringItems(phase);
-      const units = items.map((i) => new Money(i.unit_amount));
-      let n = periodContaining(cycle.anchor, cycle.interval, cycle.count, start).index + 1;
-      for (;;) {
-        const at = billingDate(cycle.anchor, cycle.interval, cycle.count, n);
-        if (at >= end || at > until) break;
-        const next = billingDate(cycle.anchor, cycle.interval, cycle.count, n + 1);
-        emit({
-          at,
-          phaseIndex: index,
-          kind: 'renewal',
-          periodStart: at,
-          periodEnd: next,
-          lines: items.map((item, i) => line(item, units[i], 'Subscription period')),
-        });
-        billed = { items, from: at, end: next, unitCharged: units };
-        n += 1;
-      }
+    // Renewals: each full period in advance, on its billing date, while the phase lasts.
+    // A free phase (every renewal line zero) yields no renewals: they would bill nothing and
+    // carry no credit, and skipping them keeps the stream finite for an open-ended free phase.
+    if (!cycle) continue;
+    const renewal = prorateItems(asProrationItems(items), 1, DESCRIPTIONS.full);
+    const renewalTotal = linesTotal(renewal);
+    if (renewal.every((l) => new Money(l.amount).isZero())) continue;
+    const renewalUnits = renewal.map((l) => l.unit_amount);
+    let n = periodContaining(cycle.anchor, cycle.interval, cycle.count, start).index + 1;
+    for (;;) {
+      const at = billingDate(cycle.anchor, cycle.interval, cycle.count, n);
+      if (at >= end) break;
+      const next = billingDate(cycle.anchor, cycle.interval, cycle.count, n + 1);
+      yield settle({ at, phaseIndex: index, kind: 'renewal', periodStart: at, periodEnd: next, lines: chargeLines(items, renewal) }, renewalTotal);
+      billed = { items, from: at, end: next, units: renewalUnits };
+      n += 1;
     }
   }
-  return charges.filter((c) => new Money(c.total).gt(0) || c.lines.some((l) => !new Money(l.amount).isZero()));
 }
 
-/** Charges that make an invoice (total above zero). */
+// Amounts come from toAmount: zero is exactly "0.00", negatives start with "-".
+const isZero = (amount: string) => amount === ZERO;
+const hasMoney = (c: Charge) => !isZero(c.total) || c.lines.some((l) => !isZero(l.amount));
+const invoiced = (c: Charge) => !isZero(c.total);
+
+/**
+ * Every charge of the plan with `at <= until`, oldest first, credit carried along. Includes
+ * charges with a zero total but non-zero lines (a downgrade whose credit is carried); leaves
+ * out charges whose lines are all zero (a free phase).
+ */
+export function planCharges(plan: BillingPlan, until: Date): Charge[] {
+  const out: Charge[] = [];
+  for (const c of chargeStream(plan)) {
+    if (c.at > until) break;
+    if (hasMoney(c)) out.push(c);
+  }
+  return out;
+}
+
+/** Charges that make an invoice (total above zero) with `at <= until`. */
 export function invoicedCharges(plan: BillingPlan, until: Date): Charge[] {
-  return planCharges(plan, until).filter((c) => new Money(c.total).gt(0));
+  return planCharges(plan, until).filter(invoiced);
+}
+
+/** An invoice to generate, as returned by {@link planBilling}. */
+export interface PlannedInvoice {
+  /** Idempotency key, unique within the subscription: `<phase index>:<period start ISO>`. */
+  key: string;
+  kind: ChargeKind;
+  /** When to generate it; equal to `periodStart` (periods are billed in advance). */
+  billingDate: Date;
+  periodStart: Date;
+  periodEnd: Date | null;
+  phaseIndex: number;
+  lines: ChargeLine[];
+  /** Above zero. */
+  total: string;
+  creditApplied: string;
+  creditCarried: string;
+}
+
+export interface PlanBillingInput {
+  phases: PlanPhase[];
+  billingCycleAnchor?: Date | null;
+  prorationBehavior: ProrationBehavior;
+  canceledAt?: Date | null;
+  /** Invoices with `from <= billingDate < to` are returned. */
+  from: Date;
+  to: Date;
+}
+
+/**
+ * The invoices to generate with billing dates in `[from, to)`, in order. Computed from the
+ * first phase whatever the range, so carried credit is right and the result over `[a, c)` is
+ * the result over `[a, b)` followed by the one over `[b, c)`. Charges with a zero total
+ * (free phases, credit-covered renewals, downgrades) make no invoice.
+ */
+export function planBilling(input: PlanBillingInput): PlannedInvoice[] {
+  const plan: BillingPlan = { anchor: input.billingCycleAnchor ?? null, behavior: input.prorationBehavior, phases: input.phases, canceledAt: input.canceledAt ?? null };
+  const out: PlannedInvoice[] = [];
+  for (const c of chargeStream(plan)) {
+    if (c.at >= input.to) break;
+    if (c.at < input.from || !invoiced(c)) continue;
+    out.push({
+      key: c.key,
+      kind: c.kind,
+      billingDate: c.at,
+      periodStart: c.periodStart,
+      periodEnd: c.periodEnd,
+      phaseIndex: c.phaseIndex,
+      lines: c.lines,
+      total: c.total,
+      creditApplied: c.creditApplied,
+      creditCarried: c.creditCarried,
+    });
+  }
+  return out;
 }
 
 /** The index of the phase in force at t, or null before the first and after the last. */
@@ -241,18 +347,23 @@ export function nextWakeAfter(plan: BillingPlan, t: Date): Date | null {
   return best;
 }
 
-/** The next billing instant (a charge that makes an invoice) after t, looking up to two years past the later of t and the start. */
+/**
+ * The billing date of the first invoice (total above zero) strictly after t, however far
+ * ahead; null when the plan bills nothing more (free or ended).
+ */
 export function nextBillingAfter(plan: BillingPlan, t: Date): Date | null {
-  const from = Math.max(t.getTime(), plan.phases[0]?.start.getTime() ?? t.getTime());
-  const horizon = new Date(from + 2 * 366 * 86_400_000);
-  const next = invoicedCharges(plan, horizon).find((c) => c.at > t);
-  return next ? next.at : null;
+  for (const c of chargeStream(plan)) {
+    if (c.at > t && invoiced(c)) return c.at;
+  }
+  return null;
 }
 
 export type SubscriptionStatus = 'scheduled' | 'active' | 'canceled' | 'ended';
 
+/** `scheduled` before the first phase, `active` while a phase is in force, then `ended`; `canceled` from `canceledAt`. */
 export function statusAt(plan: BillingPlan, t: Date): SubscriptionStatus {
   if (plan.canceledAt && plan.canceledAt <= t) return 'canceled';
+  if (plan.phases.length === 0) return 'ended';
   if (t < plan.phases[0].start) return 'scheduled';
   return activePhaseIndex(plan, t) === null ? 'ended' : 'active';
 }
