@@ -21,6 +21,7 @@ export const SIGNING_SECRET_FORMAT = /^whsec_[0-9a-f]{64}$/;
 
 /** The header value for a delivery signed at `timestamp` (unix seconds). */
 export async function signWebhook(secret: string, timestamp: number, rawBody: string): Promise<string> {
+  if (!Number.isSafeInteger(timestamp) || timestamp < 0) throw new RangeError('timestamp must be whole unix seconds');
   return `t=${timestamp},v1=${await hmacHex(secret, `${timestamp}.${rawBody}`)}`;
 }
 
@@ -45,7 +46,10 @@ export interface VerifyOptions {
  */
 export async function verifyWebhookSignature(rawBody: string, header: string, secret: string, opts: VerifyOptions = {}): Promise<boolean> {
   const tolerance = opts.toleranceSeconds ?? 300;
+  // Receivers may omit `now`; code that must stay deterministic (workflows) passes it.
   const now = opts.now ?? Math.floor(Date.now() / 1000);
+  if (typeof rawBody !== 'string' || typeof secret !== 'string' || secret === '') return false;
+  if (!Number.isFinite(now) || !Number.isFinite(tolerance) || tolerance < 0) return false;
   let t: number | null = null;
   const candidates: string[] = [];
   for (const part of String(header ?? '').split(',')) {
@@ -53,8 +57,11 @@ export async function verifyWebhookSignature(rawBody: string, header: string, se
     if (eq < 0) continue;
     const k = part.slice(0, eq).trim();
     const v = part.slice(eq + 1).trim();
-    if (k === 't' && /^\d{1,12}$/.test(v)) t = Number(v);
-    else if (k === 'v1' && /^[0-9a-f]{64}$/i.test(v)) candidates.push(v.toLowerCase());
+    if (k === 't') {
+      // Exactly one well-formed `t`; a second one makes the header ambiguous.
+      if (t !== null || !/^\d{1,12}$/.test(v)) return false;
+      t = Number(v);
+    } else if (k === 'v1' && /^[0-9a-f]{64}$/i.test(v)) candidates.push(v.toLowerCase());
   }
   if (t === null || candidates.length === 0) return false;
   if (Math.abs(now - t) > tolerance) return false;
