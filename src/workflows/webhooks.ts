@@ -1,2 +1,3 @@
 // Workflows of the webhooks domain (re-exported by ./index).
-export {};
+export { webhookDeliveryWorkflow } from './webhookDelivery';
+export { webhookRetentionWorkflow } from './webhookRetention';

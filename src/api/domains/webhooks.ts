@@ -1,7 +1,8 @@
 import type { RouteModule } from '../app';
+import { webhookEndpointRoutes } from '../webhookEndpoints/routes';
 
 /** Authenticated routers of the webhooks domain, mounted under /v1 and /api/v1. */
-export const webhooksResources: RouteModule[] = [];
+export const webhooksResources: RouteModule[] = [webhookEndpointRoutes];
 /** Unauthenticated routers under /v1 (none unless stated). */
 export const webhooksPublicResources: RouteModule[] = [];
 /** Routes outside /v1 (pages). */

@@ -1,9 +1,44 @@
 import type { DomainRuntime } from '../runtime';
+import { onEventRecorded } from '../events';
+import { dispatchEvent, SweeperOptions, startSweeper } from '../webhookDispatch';
+import { configureWebhookEndpoints } from '../webhookEndpoints';
+
+const DEFAULTS: SweeperOptions = {
+  // The listener normally dispatches within milliseconds; the sweeper is the safety net.
+  intervalMs: 5_000,
+  minAgeMs: 5_000,
+  batch: 200,
+  retentionSchedule: true,
+};
 
 /**
- * Start-up of the webhooks domain in a process that serves the API (register cascades and event
- * listeners, start schedules). Returns a stop function.
+ * Start-up of the webhooks domain in a process that serves the API or runs the worker: the URL
+ * rules from config, the listener that starts deliveries as events are recorded, the sweeper
+ * and the retention Schedule. Returns a stop function.
  */
-export async function startWebhooksDomain(_rt: DomainRuntime): Promise<() => Promise<void>> {
-  return async () => undefined;
+export async function startWebhooksDomain(rt: DomainRuntime, opts: Partial<SweeperOptions> = {}): Promise<() => Promise<void>> {
+  configureWebhookEndpoints({ allowPrivateNetworks: rt.config.webhookAllowPrivateNetworks });
+  const temporal = rt.temporal;
+  if (!temporal) return async () => undefined;
+  const unlisten = onEventRecorded(async (event) => {
+    // A few quick tries ride out a busy database (FerretDB's SQLite answers SQLITE_BUSY under
+    // write bursts); past that the sweeper takes over.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await dispatchEvent(temporal, event);
+        return;
+      } catch (err) {
+        if (attempt >= 3) {
+          rt.logger.warn({ err, eventId: event.id }, 'webhook dispatch failed; the sweeper will retry');
+          return;
+        }
+        await new Promise((r) => setTimeout(r, 100 * attempt));
+      }
+    }
+  });
+  const stopSweeper = startSweeper(temporal, rt.logger, { ...DEFAULTS, ...opts });
+  return async () => {
+    unlisten();
+    await stopSweeper();
+  };
 }

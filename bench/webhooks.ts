@@ -1,0 +1,173 @@
+/**
+ * Webhook section of `npm run bench`: real delivery workflows on the Temporal dev server,
+ * a worker and the dispatch listener in this process, a real HTTPS receiver on loopback.
+ *
+ * Runs against a sibling database (`<db>_webhooks`) so the API and worker processes that
+ * bench.sh starts (whose sweepers would otherwise pick up these events on their own task
+ * queue) never see them; the original connection is restored at the end.
+ */
+import https from 'node:https';
+import pino from 'pino';
+import mongoose from 'mongoose';
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { connectDatabase, disconnectDatabase } from '../src/db/connection';
+import { loadConfig } from '../src/config';
+import { createWebhooksActivities } from '../src/activities/webhooks';
+import { startWebhooksDomain } from '../src/services/domains/webhooks';
+import { recordEvent } from '../src/services/events';
+import { WebhookEndpoint } from '../src/models/webhookEndpoint';
+import { newId, ID_PREFIX, randomString } from '../src/lib/ids';
+import { signWebhook } from '../src/crypto/webhookSignature';
+import { makeTestCertificates, startHttpsReceiver } from '../test/support/httpsReceiver';
+
+interface Scenario {
+  name: string;
+  events: number;
+  endpoints: number;
+}
+
+const SCENARIOS: Scenario[] = [
+  { name: '1,000 events -> 1 endpoint', events: 1000, endpoints: 1 },
+  { name: '100 events -> 10 endpoints', events: 100, endpoints: 10 },
+];
+/** Concurrent event writers (API requests in flight). */
+const WRITERS = 10;
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+
+function siblingUri(uri: string, suffix: string): string {
+  const u = new URL(uri);
+  const db = u.pathname.replace(/^\//, '') || 'payments';
+  u.pathname = `/${db}${suffix}`;
+  return u.toString();
+}
+
+async function pool<T>(items: T[], lanes: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: lanes }, async () => {
+      while (next < items.length) await fn(items[next++]);
+    }),
+  );
+}
+
+export async function runWebhookBench(opts: { temporalAddress: string; mongoUri: string }): Promise<string[]> {
+  const lines: string[] = ['', 'webhooks (dev server, real workflows, HTTPS receiver on loopback)'];
+  const benchUri = siblingUri(opts.mongoUri, '_webhooks');
+  const wasConnected = mongoose.connection.readyState === 1;
+  if (wasConnected) await disconnectDatabase();
+  await connectDatabase(benchUri);
+
+  const certs = makeTestCertificates();
+  const receiver = await startHttpsReceiver(certs);
+  const agent = new https.Agent({ ca: certs.ca, keepAlive: true, maxSockets: 100 });
+  const received = new Map<string, number>(); // `${eventId}/${path}` -> ms
+  receiver.on((r) => received.set(`${r.headers['x-service-event-id']}${r.path}`, performance.timeOrigin + performance.now()));
+
+  const logger = pino({ level: 'warn' });
+  const config = { ...loadConfig({ ...process.env, LOG_LEVEL: 'warn' }), webhookAllowPrivateNetworks: true };
+  const taskQueue = `webhooks-bench-${randomString(8)}`;
+  const connection = await Connection.connect({ address: opts.temporalAddress });
+  const client = new Client({ connection, namespace: config.temporal.namespace });
+  const native = await NativeConnection.connect({ address: opts.temporalAddress });
+  const worker = await Worker.create({
+    connection: native,
+    namespace: config.temporal.namespace,
+    taskQueue,
+    workflowsPath: require.resolve('../src/workflows'),
+    activities: createWebhooksActivities({ config, logger, httpsAgent: agent }),
+  });
+  const workerRun = worker.run();
+  const stopDomain = await startWebhooksDomain({ config, logger, temporal: { client, taskQueue } }, { retentionSchedule: false });
+
+  try {
+    for (const s of SCENARIOS) {
+      const scope = { accountId: newId(ID_PREFIX.account), sandbox: null };
+      const paths: string[] = [];
+      for (let i = 0; i < s.endpoints; i++) {
+        const path = `/${scope.accountId}/${i}`;
+        paths.push(path);
+        await WebhookEndpoint.create({
+          _id: newId(ID_PREFIX.webhookEndpoint),
+          account_id: scope.accountId,
+          sandbox: null,
+          url: receiver.url + path,
+          subscriptions: ['*'],
+          signing_secret: `whsec_${'ab'.repeat(32)}`,
+          created_at: new Date(Date.now() - 1000),
+        });
+      }
+      const written = new Map<string, number>();
+      const started = performance.timeOrigin + performance.now();
+      await pool(
+        Array.from({ length: s.events }, (_, i) => i),
+        WRITERS,
+        async (i) => {
+          const ev = await recordEvent(scope, 'customer.updated', { id: `cust_bench${i}`, object: 'customer', email: `b${i}@example.com` });
+          written.set(ev.id, performance.timeOrigin + performance.now());
+        },
+      );
+      const expected = s.events * s.endpoints;
+      const keys = [...written.keys()].flatMap((id) => paths.map((p) => `${id}${p}`));
+      const deadline = Date.now() + 10 * 60_000;
+      while (keys.some((k) => !received.has(k)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      const got = keys.filter((k) => received.has(k));
+      const latencies = got.map((k) => received.get(k)! - written.get(k.slice(0, k.indexOf('/')))!).sort((a, b) => a - b);
+      const last = Math.max(...got.map((k) => received.get(k)!));
+      const rate = got.length / ((last - started) / 1000);
+      lines.push(
+        `${s.name.padEnd(30)} ${String(got.length).padStart(5)}/${expected} delivered  ${rate.toFixed(0).padStart(5)} deliveries/s  ` +
+          `written->received p50 ${percentile(latencies, 50).toFixed(0)} ms  p99 ${percentile(latencies, 99).toFixed(0)} ms`,
+      );
+      (s as Scenario & { rate?: number }).rate = rate;
+    }
+
+    // Baseline: the same receiver, signed POSTs straight from a loop (no database, no Temporal).
+    const secret = `whsec_${'cd'.repeat(32)}`;
+    const n = 1000;
+    const t0 = performance.now();
+    for (let i = 0; i < n; i++) {
+      const body = JSON.stringify({ id: `evt_base${i}`, event: 'customer.updated', payload: { id: `cust_${i}`, object: 'customer' }, timestamp: new Date().toISOString() });
+      const sig = await signWebhook(secret, Math.floor(Date.now() / 1000), body);
+      await new Promise<void>((resolve, reject) => {
+        const req = https.request(`${receiver.url}/baseline`, { method: 'POST', agent, headers: { 'Content-Type': 'application/json', 'X-Service-Signature': sig, 'X-Service-Event-Id': `evt_base${i}` } }, (res) => {
+          res.resume();
+          res.on('end', resolve);
+        });
+        req.on('error', reject);
+        req.end(body);
+      });
+    }
+    const baseline = n / ((performance.now() - t0) / 1000);
+    lines.push(`${'baseline: signed POSTs from a loop'.padEnd(30)} ${String(n).padStart(5)}/${n} sent       ${baseline.toFixed(0).padStart(5)} requests/s`);
+    for (const s of SCENARIOS as (Scenario & { rate?: number })[]) {
+      lines.push(`  ${s.name}: x${((s.rate ?? 0) / baseline).toFixed(3)} of the baseline rate`);
+    }
+  } finally {
+    await stopDomain();
+    worker.shutdown();
+    await workerRun.catch(() => undefined);
+    await native.close().catch(() => undefined);
+    await connection.close().catch(() => undefined);
+    await receiver.close();
+    agent.destroy();
+    await mongoose.connection.db?.dropDatabase().catch(() => undefined);
+    await disconnectDatabase();
+    if (wasConnected) await connectDatabase(opts.mongoUri);
+  }
+  return lines;
+}
+
+// `node --import tsx bench/webhooks.ts` on its own, against TEMPORAL_ADDRESS and MONGODB_URI.
+if (require.main === module) {
+  runWebhookBench({ temporalAddress: process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233', mongoUri: process.env.MONGODB_URI ?? 'mongodb://127.0.0.1:27017/payments' })
+    .then((lines) => console.log(lines.join('\n')))
+    .catch((err) => {
+      console.error(err);
+      process.exit(1);
+    });
+}

@@ -1,0 +1,30 @@
+import { Schema, model, InferSchemaType } from 'mongoose';
+import { scopedFields, timestamps } from './scope';
+
+/**
+ * A merchant's webhook endpoint. The signing secret is kept in clear because every delivery
+ * attempt signs with it (an HMAC key cannot be stored as a hash).
+ */
+const webhookEndpointSchema = new Schema(
+  {
+    ...scopedFields,
+    url: { type: String, required: true },
+    description: { type: String, default: null },
+    enabled: { type: Boolean, default: true },
+    /** Event names, or ['*'] for every event. */
+    subscriptions: { type: [String], required: true },
+    signing_secret: { type: String, required: true },
+    /** Why the service disabled it (a connection error on delivery); null when enabled or disabled by PUT. */
+    disabled_reason: { type: String, default: null },
+  },
+  { timestamps, versionKey: false, minimize: false },
+);
+webhookEndpointSchema.index({ account_id: 1, sandbox: 1, created_at: -1, _id: -1 });
+
+export type WebhookEndpointDoc = InferSchemaType<typeof webhookEndpointSchema> & {
+  _id: string;
+  subscriptions: string[];
+  created_at: Date;
+  updated_at: Date;
+};
+export const WebhookEndpoint = model('WebhookEndpoint', webhookEndpointSchema, 'webhook_endpoints');

@@ -1,0 +1,226 @@
+/**
+ * From "event written" to "delivery workflow started". Two paths start the same workflows:
+ * the in-process listener right after recordEvent, and a sweeper that picks up events whose
+ * `dispatched_at` is still null (Temporal was down, the process died, the listener failed).
+ * The workflow id is derived from (event, endpoint) and REJECT_DUPLICATE refuses a second
+ * run even after the first closed, so both paths together start each delivery exactly once.
+ */
+import type { Logger } from 'pino';
+import { Client, ScheduleAlreadyRunning, ScheduleOverlapPolicy, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import { WorkflowIdReusePolicy } from '@temporalio/common';
+import { Event, EventDoc } from '../models/event';
+import { WebhookEndpoint, WebhookEndpointDoc } from '../models/webhookEndpoint';
+import { WebhookDelivery, WebhookDeliveryDoc } from '../models/webhookDelivery';
+import { isDuplicateKey } from '../models/errors';
+import type { TemporalContext } from '../temporal/context';
+import { workflowIds } from '../temporal/workflowIds';
+import { endpointStoppedSignal, RETENTION_SCHEDULE_ID, WebhookDeliveryInput } from '../temporal/webhookDefinitions';
+import type { webhookDeliveryWorkflow, webhookRetentionWorkflow } from '../workflows/webhooks';
+
+/** What dispatch needs of an event (a RecordedEvent or an events document). */
+export interface DispatchableEvent {
+  id: string;
+  accountId: string;
+  sandbox: string | null;
+  event: string;
+  timestamp: Date;
+}
+
+/** A start against an unreachable server fails within this instead of hanging the caller. */
+const START_DEADLINE_MS = 5_000;
+
+export function subscribedTo(endpoint: Pick<WebhookEndpointDoc, 'subscriptions'>, event: string): boolean {
+  return endpoint.subscriptions.includes('*') || endpoint.subscriptions.includes(event);
+}
+
+interface DeliveryRecordInput {
+  deliveryId: string;
+  endpoint: Pick<WebhookEndpointDoc, '_id' | 'account_id' | 'sandbox'>;
+  event: { id: string; event: string };
+  redelivery?: boolean;
+}
+
+/** A delivery record before its first attempt. */
+export function newDeliveryRecord(opts: DeliveryRecordInput): WebhookDeliveryDoc {
+  const now = new Date();
+  return {
+    _id: opts.deliveryId,
+    account_id: opts.endpoint.account_id,
+    sandbox: opts.endpoint.sandbox ?? null,
+    endpoint_id: opts.endpoint._id,
+    event_id: opts.event.id,
+    event: opts.event.event,
+    redelivery: opts.redelivery ?? false,
+    status: 'pending',
+    ended_reason: null,
+    next_attempt_at: null,
+    attempts: [],
+    created_at: now,
+    updated_at: now,
+  };
+}
+
+/**
+ * Writes a delivery record ahead of its first attempt (redeliveries, so the API can answer
+ * with it). Idempotent. Regular deliveries get theirs from the first attempt.
+ */
+export async function insertDeliveryRecord(opts: DeliveryRecordInput): Promise<WebhookDeliveryDoc> {
+  const doc = newDeliveryRecord(opts);
+  try {
+    await WebhookDelivery.collection.insertOne(doc as never);
+  } catch (err) {
+    if (!isDuplicateKey(err)) throw err;
+  }
+  return doc;
+}
+
+/** Starts one delivery workflow; false when it was already started (now or ever, within retention). */
+export async function startDeliveryWorkflow(temporal: TemporalContext, input: WebhookDeliveryInput): Promise<boolean> {
+  try {
+    await temporal.client.withDeadline(Date.now() + START_DEADLINE_MS, () =>
+      temporal.client.workflow.start<typeof webhookDeliveryWorkflow>('webhookDeliveryWorkflow', {
+        taskQueue: temporal.taskQueue,
+        workflowId: input.deliveryId,
+        args: [input],
+        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+      }),
+    );
+    return true;
+  } catch (err) {
+    if (err instanceof WorkflowExecutionAlreadyStartedError) return false;
+    throw err;
+  }
+}
+
+async function endpointsOf(scope: { accountId: string; sandbox: string | null }): Promise<WebhookEndpointDoc[]> {
+  return WebhookEndpoint.find({ account_id: scope.accountId, sandbox: scope.sandbox }).lean<WebhookEndpointDoc[]>();
+}
+
+/**
+ * Starts the deliveries of one event to every enabled endpoint of its scope subscribed to it
+ * (and created before it), then marks the event dispatched. Throws when Temporal cannot be
+ * reached; the event stays undispatched and the sweeper tries again.
+ */
+export async function dispatchEvent(
+  temporal: TemporalContext,
+  event: DispatchableEvent,
+  endpoints?: WebhookEndpointDoc[],
+): Promise<number> {
+  const targets = (endpoints ?? (await endpointsOf(event))).filter(
+    (e) => e.enabled && subscribedTo(e, event.event) && new Date(e.created_at).getTime() <= event.timestamp.getTime(),
+  );
+  await Promise.all(
+    targets.map(async (endpoint) => {
+      const deliveryId = workflowIds.webhookDelivery(event.id, endpoint._id);
+      await startDeliveryWorkflow(temporal, { deliveryId, eventId: event.id, endpointId: endpoint._id });
+    }),
+  );
+  await Event.updateOne({ _id: event.id }, { $set: { dispatched_at: new Date() } });
+  return targets.length;
+}
+
+function fromDoc(e: EventDoc): DispatchableEvent {
+  return { id: e._id, accountId: e.account_id, sandbox: e.sandbox ?? null, event: e.event, timestamp: new Date(e.timestamp) };
+}
+
+/**
+ * One pass of the sweeper: events not dispatched and older than `minAgeMs` (younger ones are
+ * the listener's), oldest first. Stops at the first failure (Temporal is probably down).
+ */
+export async function sweepUndispatchedEvents(temporal: TemporalContext, opts: { minAgeMs: number; batch: number }): Promise<number> {
+  const cutoff = new Date(Date.now() - opts.minAgeMs);
+  const events = await Event.find({ dispatched_at: null, timestamp: { $lte: cutoff } })
+    .sort({ timestamp: 1 })
+    .limit(opts.batch)
+    .lean<EventDoc[]>();
+  const endpointsByScope = new Map<string, Promise<WebhookEndpointDoc[]>>();
+  let done = 0;
+  for (const doc of events) {
+    const ev = fromDoc(doc);
+    const key = `${ev.accountId}/${ev.sandbox ?? ''}`;
+    if (!endpointsByScope.has(key)) endpointsByScope.set(key, endpointsOf(ev));
+    await dispatchEvent(temporal, ev, await endpointsByScope.get(key)!);
+    done += 1;
+  }
+  return done;
+}
+
+/** Ends the waiting deliveries of an endpoint that was disabled or deleted. Best effort: a missed one ends at its next attempt. */
+export async function stopDeliveriesOf(client: Client | null, endpointId: string, reason: 'endpoint_disabled' | 'endpoint_deleted'): Promise<void> {
+  if (!client) return;
+  const pending = await WebhookDelivery.find({ endpoint_id: endpointId, status: 'pending' }, { _id: 1 }).lean<{ _id: string }[]>();
+  await Promise.all(
+    pending.map((d) =>
+      client
+        .withDeadline(Date.now() + START_DEADLINE_MS, () => client.workflow.getHandle(d._id).signal(endpointStoppedSignal, reason))
+        .catch(() => undefined),
+    ),
+  );
+}
+
+/** The hourly retention Schedule; creating it again is a no-op. */
+export async function ensureRetentionSchedule(temporal: TemporalContext): Promise<void> {
+  try {
+    await temporal.client.withDeadline(Date.now() + START_DEADLINE_MS, () =>
+      temporal.client.schedule.create({
+        scheduleId: RETENTION_SCHEDULE_ID,
+        spec: { intervals: [{ every: '1 hour' }] },
+        action: {
+          type: 'startWorkflow',
+          workflowType: 'webhookRetentionWorkflow' as unknown as typeof webhookRetentionWorkflow,
+          taskQueue: temporal.taskQueue,
+          workflowId: `${RETENTION_SCHEDULE_ID}-run`,
+          args: [],
+        },
+        policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 hour' },
+      }),
+    );
+  } catch (err) {
+    if (!(err instanceof ScheduleAlreadyRunning)) throw err;
+  }
+}
+
+export interface SweeperOptions {
+  intervalMs: number;
+  minAgeMs: number;
+  batch: number;
+  retentionSchedule: boolean;
+}
+
+/**
+ * The sweeper loop, in every process that starts the webhooks domain (API and worker): any
+ * number may run at once, starts are idempotent. It also creates the retention Schedule,
+ * retrying until Temporal answers. Returns a stop function that waits for the current pass.
+ */
+export function startSweeper(temporal: TemporalContext, logger: Logger, opts: SweeperOptions): () => Promise<void> {
+  let stopped = false;
+  let timer: NodeJS.Timeout | null = null;
+  let running: Promise<void> = Promise.resolve();
+  let scheduleReady = !opts.retentionSchedule;
+  const pass = async () => {
+    if (!scheduleReady) {
+      try {
+        await ensureRetentionSchedule(temporal);
+        scheduleReady = true;
+      } catch (err) {
+        logger.warn({ err }, 'webhook retention schedule not created yet');
+      }
+    }
+    try {
+      await sweepUndispatchedEvents(temporal, { minAgeMs: opts.minAgeMs, batch: opts.batch });
+    } catch (err) {
+      logger.warn({ err }, 'webhook sweeper pass failed; will retry');
+    }
+  };
+  const tick = () => {
+    running = pass().finally(() => {
+      if (!stopped) timer = setTimeout(tick, opts.intervalMs);
+    });
+  };
+  tick();
+  return async () => {
+    stopped = true;
+    if (timer) clearTimeout(timer);
+    await running;
+  };
+}
