@@ -1,10 +1,23 @@
 /** Temporal environments for tests: the time-skipping test server, or the dev server npm test runs. */
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 
+/**
+ * The SDK gives the test server 5 s to open its port; a JVM starting on a loaded 2-core
+ * machine can take longer, so a start is tried up to three times.
+ */
 export async function timeSkippingEnvironment(): Promise<TestWorkflowEnvironment> {
   const path = process.env.TEMPORAL_TEST_SERVER_PATH;
   if (!path) throw new Error('TEMPORAL_TEST_SERVER_PATH is not set: run the tests with `npm test`');
-  return TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path } } });
+  let lastError: unknown;
+  for (let attempt = 1; attempt <= 3; attempt++) {
+    try {
+      return await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path } } });
+    } catch (err) {
+      lastError = err;
+      if (!String((err as Error)?.message).includes('did not start')) throw err;
+    }
+  }
+  throw lastError;
 }
 
 export function devServerAddress(): string {
