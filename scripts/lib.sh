@@ -98,3 +98,15 @@ ensure_compose() {
     log "docker-compose is missing and cannot be installed here (need root and apt-get)"; return 1
   fi
 }
+
+# The pay page is tested in a real browser: Debian's chromium, driven by playwright-core.
+ensure_chromium() {
+  if command -v chromium >/dev/null 2>&1; then return 0; fi
+  if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
+    log "installing chromium from Debian packages (browser tests of the pay page)..."
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  else
+    log "chromium is missing and cannot be installed here (need root and apt-get)"; return 1
+  fi
+}

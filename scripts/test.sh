@@ -12,6 +12,8 @@ trap 'exit 130' INT TERM
 ensure_node_modules
 ensure_tools all
 ensure_compose
+ensure_chromium
+export CHROMIUM_PATH="${CHROMIUM_PATH:-$(command -v chromium)}"
 
 if [[ -z "${SKIP_TYPECHECK:-}" ]]; then
   log "type-checking"
