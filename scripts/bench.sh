@@ -5,7 +5,7 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 LOG_TAG=bench
 RUN="$(mktemp -d "${TMPDIR:-/tmp}/payments-bench.XXXXXX")"
-trap 'stop_all; rm -rf "$RUN"' EXIT
+trap 'stop_all; cp "$RUN"/*.log "${TMPDIR:-/tmp}/" 2>/dev/null; rm -rf "$RUN"' EXIT
 trap 'exit 130' INT TERM
 
 ensure_node_modules

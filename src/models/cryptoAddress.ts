@@ -16,5 +16,5 @@ cryptoAddressSchema.index({ account_id: 1, sandbox: 1, currency: 1, address_key:
 cryptoAddressSchema.index({ account_id: 1, sandbox: 1, created_at: -1, _id: -1 });
 cryptoAddressSchema.index({ wallet_id: 1 });
 
-export type CryptoAddressDoc = InferSchemaType<typeof cryptoAddressSchema> & { _id: string; created_at: Date; updated_at: Date };
+export type CryptoAddressDoc = InferSchemaType<typeof cryptoAddressSchema> & { _id: string; created_at: Date; updated_at: Date; currency: 'BTC' | 'ETH' };
 export const CryptoAddress = model('CryptoAddress', cryptoAddressSchema, 'crypto_addresses');

@@ -9,6 +9,8 @@ import { Scope } from '../models/scope';
 import { ApiError } from '../lib/errors';
 
 const TTL_MS = 24 * 3600 * 1000;
+/** A key still `processing` after this long belongs to a request that died: the next one takes it over. */
+const STALE_PROCESSING_MS = 60 * 1000;
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
@@ -26,7 +28,8 @@ export async function reserveKey(scope: Scope, key: string, method: string, path
     }
     const existing = await IdempotencyKey.findById(id).lean<IdempotencyKeyDoc>();
     if (!existing) continue;
-    if (Date.now() - new Date(existing.created_at).getTime() > TTL_MS) {
+    const age = Date.now() - new Date(existing.created_at).getTime();
+    if (age > TTL_MS || (existing.state === 'processing' && age > STALE_PROCESSING_MS)) {
       // Expired but not yet removed by the TTL monitor (FerretDB has none): start afresh.
       await IdempotencyKey.deleteOne({ _id: id, created_at: existing.created_at });
       continue;
@@ -45,7 +48,15 @@ export async function reserveKey(scope: Scope, key: string, method: string, path
 /** Keeps a final response; a 5xx is not kept so the client may retry. */
 export async function completeKey(id: string, status: number, body: unknown): Promise<void> {
   if (status >= 500) {
-    await IdempotencyKey.deleteOne({ _id: id });
+    // The database may be what failed; retry the release a few times so the key is free again.
+    for (let attempt = 0; attempt < 3; attempt++) {
+      try {
+        await IdempotencyKey.deleteOne({ _id: id });
+        return;
+      } catch {
+        await new Promise((r) => setTimeout(r, 200 * (attempt + 1)));
+      }
+    }
     return;
   }
   await IdempotencyKey.updateOne({ _id: id }, { $set: { state: 'done', status, body: body ?? null } });

@@ -6,6 +6,7 @@ import { ApiError } from '../lib/errors';
 import { presentWallet } from '../presenters/wallet';
 import { recordEvent } from './events';
 import { listPage } from './listing';
+import { removeAddressesOfWallets } from './cryptoAddresses';
 
 /** Wallets are never created through the API: accounts and customers get one here. */
 export async function createWallet(scope: Scope, ownerType: 'account' | 'customer', ownerId: string): Promise<WalletDoc> {
@@ -43,6 +44,7 @@ export async function deleteCustomerWallet(scope: Scope, customerId: string): Pr
   const wallets = await Wallet.find({ ...scopeFilter(scope), owner_type: 'customer', owner_id: customerId }).lean<WalletDoc[]>();
   const ids = wallets.map((w) => w._id);
   if (ids.length === 0) return;
-  await CryptoAddress.deleteMany({ wallet_id: { $in: ids } });
+  // Through the address delete path: each address takes its claims and transactions with it.
+  await removeAddressesOfWallets(scope, ids);
   await Wallet.deleteMany({ _id: { $in: ids } });
 }

@@ -1,2 +1,3 @@
 // Workflows of the crypto domain (re-exported by ./index).
-export {};
+export { allocationWorkflow } from './allocation';
+export { claimLinkWorkflow } from './claimLink';

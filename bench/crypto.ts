@@ -1,0 +1,135 @@
+/**
+ * Crypto section of `npm run bench`: allocations per second for 1,000 manual transactions
+ * over 100 customers with open invoices, through the real API (POST /v1/crypto_transactions)
+ * and the worker's allocation workflows (one per customer), until every transaction is
+ * allocated. Target: at least 200 allocations/s.
+ *
+ * `runCryptoBench(apiUrl)` is meant for bench/index.ts; `node --import tsx bench/crypto.ts`
+ * runs it alone against PORT and MONGODB_URI (the processes bench.sh starts).
+ */
+import { randomBytes } from 'node:crypto';
+import { bech32 } from '@scure/base';
+import { connectDatabase, disconnectDatabase } from '../src/db/connection';
+import { createAccount } from '../src/services/accounts';
+import { CryptoTransaction } from '../src/models/cryptoTransaction';
+
+/** The issue's scenario; BENCH_CRYPTO_CUSTOMERS / BENCH_CRYPTO_TRANSACTIONS shrink it for a quick run. */
+const CUSTOMERS = Number(process.env.BENCH_CRYPTO_CUSTOMERS ?? 100);
+const TRANSACTIONS = Number(process.env.BENCH_CRYPTO_TRANSACTIONS ?? 1000);
+const INVOICES_PER_CUSTOMER = 5;
+const CONCURRENCY = 10;
+const TARGET_PER_SECOND = 200;
+
+/** A random valid mainnet P2WPKH address. */
+function randomBtcAddress(): string {
+  return bech32.encode('bc', [0, ...bech32.toWords(randomBytes(20))]);
+}
+
+let retried5xx = 0;
+
+/** One API call, retried on a 5xx (e.g. SQLITE_BUSY under load); a duplicate transaction on a retry means the first attempt landed. */
+async function call(base: string, token: string, method: string, path: string, body?: unknown) {
+  for (let attempt = 0; ; attempt++) {
+    // A fresh key per attempt: a key whose first request failed with a 5xx may still read as in progress.
+    const key = randomBytes(16).toString('hex');
+    const res = await fetch(base + path, {
+      method,
+      headers: { Authorization: `Bearer ${token}`, ...(body ? { 'Content-Type': 'application/json', 'Idempotency-Key': key } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    const json = (await res.json()) as any;
+    if (res.status >= 500 && attempt < 5) {
+      retried5xx += 1;
+      await new Promise((r) => setTimeout(r, 50 * 2 ** attempt));
+      continue;
+    }
+    // A retried record whose first attempt did land: the duplicate rule answers; it is recorded once.
+    if (attempt > 0 && res.status === 422 && json?.error?.param === 'transaction_id') return null;
+    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
+    return json;
+  }
+}
+
+async function pool<T>(items: T[], n: number, fn: (item: T, i: number) => Promise<void>) {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: n }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        await fn(items[i], i);
+      }
+    }),
+  );
+}
+
+export async function runCryptoBench(apiUrl: string): Promise<string[]> {
+  const acct = await createAccount({ email: `bench-crypto-${Date.now()}@example.com`, password: 'bench password 1' });
+  const token = acct.token;
+  const product = await call(apiUrl, token, 'POST', '/v1/products', { name: 'Bench' });
+  const price = await call(apiUrl, token, 'POST', '/v1/prices', { product_id: product.id, amount: 10000 });
+  const customers: { id: string; addressId: string }[] = [];
+  await pool(
+    Array.from({ length: CUSTOMERS }, (_, i) => i),
+    10,
+    async (i) => {
+      const c = await call(apiUrl, token, 'POST', '/v1/customers', { email: `bench${i}@example.com` });
+      const wallets = await call(apiUrl, token, 'GET', `/v1/wallets?page=1`);
+      let wallet = wallets.wallets.find((w: any) => w.owner_id === c.id);
+      for (let page = 2; !wallet && page <= wallets.pagination.pages; page++) {
+        wallet = (await call(apiUrl, token, 'GET', `/v1/wallets?page=${page}`)).wallets.find((w: any) => w.owner_id === c.id);
+      }
+      const addr = await call(apiUrl, token, 'POST', '/v1/crypto_addresses', { wallet_id: wallet.id, currency_code: 'BTC', address: randomBtcAddress() });
+      for (let k = 0; k < INVOICES_PER_CUSTOMER; k++) {
+        await call(apiUrl, token, 'POST', '/v1/invoices', { customer_id: c.id, due_date: `2027-0${k + 1}-01`, line_items: [{ price_id: price.id }] });
+      }
+      customers.push({ id: c.id, addressId: addr.id });
+    },
+  );
+
+  // 0.001 BTC at the fixed 50,000 USD = 50.00 USD each: ten per customer pay its five 100.00 invoices.
+  const ids: string[] = [];
+  const started = Date.now();
+  await pool(
+    Array.from({ length: TRANSACTIONS }, (_, i) => i),
+    CONCURRENCY,
+    async (i) => {
+      const c = customers[i % CUSTOMERS];
+      const tx = await call(apiUrl, token, 'POST', '/v1/crypto_transactions', {
+        to_address_id: c.addressId,
+        amount: '0.001',
+        currency_code: 'BTC',
+        transaction_id: randomBytes(32).toString('hex'),
+      });
+      if (tx) ids.push(tx.id);
+    },
+  );
+  const recorded = Date.now();
+  const deadline = Date.now() + 10 * 60_000;
+  let done = 0;
+  while (Date.now() < deadline) {
+    done = await CryptoTransaction.countDocuments({ account_id: acct.account_id, allocated_at: { $ne: null } });
+    if (done >= TRANSACTIONS) break;
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+  const finished = Date.now();
+  const perSecond = (done / ((finished - started) / 1000)).toFixed(1);
+  return [
+    `crypto: ${TRANSACTIONS} manual transactions over ${CUSTOMERS} customers (${INVOICES_PER_CUSTOMER} open invoices each)`,
+    `  recorded in ${((recorded - started) / 1000).toFixed(1)} s; ${done} allocated after ${((finished - started) / 1000).toFixed(1)} s: ${perSecond} allocations/s (target >= ${TARGET_PER_SECOND})`,
+    `  ${retried5xx} API calls retried after a 5xx`,
+  ];
+}
+
+if (require.main === module) {
+  (async () => {
+    await connectDatabase(process.env.MONGODB_URI!);
+    try {
+      console.log((await runCryptoBench(`http://127.0.0.1:${process.env.PORT}`)).join('\n'));
+    } finally {
+      await disconnectDatabase();
+    }
+  })().catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });
+}

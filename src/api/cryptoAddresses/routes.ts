@@ -1,0 +1,34 @@
+import type Router from '@koa/router';
+import type { AppState, Ctx } from '../context';
+import { scopeOf } from '../context';
+import { compile, idParam, pageQuery, s } from '../validation';
+import { CryptoAddressInput, createCryptoAddress, deleteCryptoAddress, getCryptoAddress, listCryptoAddresses } from '../../services/cryptoAddresses';
+
+/** `currency` is the quick-start alias of `currency_code`; the service reports a missing one as `currency_code`. */
+const createBody = compile<CryptoAddressInput>({
+  type: 'object',
+  required: ['wallet_id', 'address'],
+  properties: {
+    wallet_id: s.id,
+    currency_code: { type: 'string', maxLength: 20 },
+    currency: { type: 'string', maxLength: 20 },
+    address: { type: 'string', maxLength: 200 },
+  },
+});
+
+export function cryptoAddressRoutes(router: Router<AppState>) {
+  router.get('/crypto_addresses', async (ctx: Ctx) => {
+    ctx.body = await listCryptoAddresses(scopeOf(ctx), pageQuery(ctx.query).page);
+  });
+  router.get('/crypto_addresses/:id', async (ctx: Ctx) => {
+    ctx.body = await getCryptoAddress(scopeOf(ctx), idParam(ctx.params.id));
+  });
+  router.post('/crypto_addresses', async (ctx: Ctx) => {
+    ctx.status = 201;
+    ctx.body = await createCryptoAddress(scopeOf(ctx), createBody(ctx.request.body));
+  });
+  router.delete('/crypto_addresses/:id', async (ctx: Ctx) => {
+    await deleteCryptoAddress(scopeOf(ctx), idParam(ctx.params.id));
+    ctx.status = 204;
+  });
+}

@@ -1,0 +1,48 @@
+import type Router from '@koa/router';
+import type { AppState, Ctx } from '../context';
+import { scopeOf } from '../context';
+import { compile, idParam, pageQuery, s } from '../validation';
+import {
+  CryptoTransactionInput,
+  createCryptoTransaction,
+  createManualAllocation,
+  getCryptoTransaction,
+  listCryptoTransactions,
+} from '../../services/cryptoTransactions';
+
+const createBody = compile<CryptoTransactionInput>({
+  type: 'object',
+  required: ['to_address_id', 'amount', 'transaction_id'],
+  properties: {
+    to_address_id: s.id,
+    amount: { type: 'string', maxLength: 60 },
+    currency_code: { type: 'string', maxLength: 20 },
+    currency: { type: 'string', maxLength: 20 },
+    transaction_id: { type: 'string', minLength: 1, maxLength: 200 },
+    timestamp: { type: 'string', maxLength: 40 },
+    from_address_id: { type: ['string', 'null'], maxLength: 64 },
+  },
+});
+
+const allocationBody = compile<{ invoice_id: string; amount_applied?: string }>({
+  type: 'object',
+  required: ['invoice_id'],
+  properties: { invoice_id: s.id, amount_applied: { type: 'string', maxLength: 20 } },
+});
+
+export function cryptoTransactionRoutes(router: Router<AppState>) {
+  router.get('/crypto_transactions', async (ctx: Ctx) => {
+    ctx.body = await listCryptoTransactions(scopeOf(ctx), pageQuery(ctx.query).page);
+  });
+  router.get('/crypto_transactions/:id', async (ctx: Ctx) => {
+    ctx.body = await getCryptoTransaction(scopeOf(ctx), idParam(ctx.params.id));
+  });
+  router.post('/crypto_transactions', async (ctx: Ctx) => {
+    ctx.status = 201;
+    ctx.body = await createCryptoTransaction(scopeOf(ctx), createBody(ctx.request.body));
+  });
+  router.post('/crypto_transactions/:id/allocations', async (ctx: Ctx) => {
+    ctx.status = 201;
+    ctx.body = await createManualAllocation(scopeOf(ctx), idParam(ctx.params.id), allocationBody(ctx.request.body));
+  });
+}

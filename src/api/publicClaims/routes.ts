@@ -1,0 +1,36 @@
+import type Router from '@koa/router';
+import type { AppState, Ctx } from '../context';
+import { compile } from '../validation';
+import { rateLimit } from '../middleware/rateLimit';
+import { getPublicPaymentClaimLink, PublicClaimInput, submitPaymentClaim } from '../../services/paymentClaimLinks';
+
+/** Requests per minute per client IP on the public claim routes. */
+export const PUBLIC_CLAIM_RATE_PER_MINUTE = 60;
+
+const claimBody = compile<PublicClaimInput>({
+  type: 'object',
+  required: ['transaction_id', 'amount', 'currency', 'to_address'],
+  properties: {
+    transaction_id: { type: 'string', minLength: 1, maxLength: 200 },
+    amount: { type: 'string', maxLength: 60 },
+    currency: { type: 'string', maxLength: 20 },
+    to_address: { type: 'string', maxLength: 200 },
+    verification: { type: ['string', 'null'], maxLength: 4096 },
+  },
+});
+
+/** Unauthenticated: the customer's side of a payment claim link, rate-limited per IP. */
+// One window per process, shared by the /v1 and /api/v1 mounts.
+const limit = rateLimit(PUBLIC_CLAIM_RATE_PER_MINUTE, (ctx) => `public-claims:${ctx.ip}`);
+
+export function publicClaimRoutes(router: Router<AppState>) {
+  router.get('/public/payment_claim_links/:secret', limit, async (ctx: Ctx) => {
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = await getPublicPaymentClaimLink(String(ctx.params.secret));
+  });
+  router.post('/public/payment_claim_links/:secret/claims', limit, async (ctx: Ctx) => {
+    const body = claimBody(ctx.request.body);
+    ctx.status = 201;
+    ctx.body = await submitPaymentClaim(String(ctx.params.secret), { ...body, verification: body.verification ?? undefined });
+  });
+}

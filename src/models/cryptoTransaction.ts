@@ -1,0 +1,81 @@
+import { Schema, model, InferSchemaType } from 'mongoose';
+import { scopedFields, timestamps } from './scope';
+
+export const TRANSACTION_SOURCES = ['manual_entry', 'blockchain'] as const;
+export type TransactionSource = (typeof TRANSACTION_SOURCES)[number];
+
+const allocationSchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    invoice_id: { type: String, required: true },
+    /** USD, two decimals. */
+    amount_applied: { type: String, required: true },
+    pays_in_full: { type: Boolean, default: false },
+    created_at: { type: Date, required: true },
+  },
+  { versionKey: false },
+);
+
+const cryptoTransactionSchema = new Schema(
+  {
+    ...scopedFields,
+    currency: { type: String, enum: ['BTC', 'ETH'], required: true },
+    /** Coin units, exactly as given (precision preserved). */
+    amount: { type: String, required: true },
+    transaction_id: { type: String, required: true },
+    transaction_source: { type: String, enum: TRANSACTION_SOURCES, required: true },
+    timestamp: { type: Date, required: true },
+    from_address_id: { type: String, default: null },
+    from_address: { type: String, default: null },
+    to_address_id: { type: String, required: true },
+    to_address: { type: String, required: true },
+    /** Wallet of the receiving address and its owner: who the payment is for. */
+    wallet_id: { type: String, required: true },
+    customer_id: { type: String, default: null },
+    /** (scope, currency, transaction_id, canonical to_address): one record per payment output. */
+    dedupe_key: { type: String, required: true },
+    /** USD value at `timestamp` (two decimals), set once priced. */
+    usd_value: { type: String, default: null },
+    usd_price: { type: String, default: null },
+    allocations: { type: [allocationSchema], default: [] },
+    /** USD not applied to any invoice (credit), set when automatic allocation finished. */
+    unallocated_amount: { type: String, default: null },
+    allocated_at: { type: Date, default: null },
+    payment_claim_id: { type: String, default: null },
+  },
+  { timestamps, versionKey: false },
+);
+cryptoTransactionSchema.index({ dedupe_key: 1 }, { unique: true });
+cryptoTransactionSchema.index({ account_id: 1, sandbox: 1, timestamp: -1, _id: -1 });
+cryptoTransactionSchema.index({ to_address_id: 1 });
+
+export type CryptoTransactionDoc = InferSchemaType<typeof cryptoTransactionSchema> & {
+  _id: string;
+  created_at: Date;
+  updated_at: Date;
+  currency: 'BTC' | 'ETH';
+  transaction_source: TransactionSource;
+};
+export type TransactionAllocationDoc = InferSchemaType<typeof allocationSchema> & { _id: string };
+export const CryptoTransaction = model('CryptoTransaction', cryptoTransactionSchema, 'crypto_transactions');
+
+/**
+ * One slot per (invoice, n-th crypto allocation): `_id` = `<invoice id>#<n>`. FerretDB v1
+ * does not make a conditional findOneAndUpdate atomic under concurrency (two writers can both
+ * match and one update is lost), but an insert on `_id` is: whoever inserts slot n is the only
+ * writer of the invoice's n-th allocation. Also kept as the ledger of what was applied.
+ */
+const allocationSlotSchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    allocation_id: { type: String, required: true },
+    transaction_id: { type: String, required: true },
+    invoice_id: { type: String, required: true },
+    amount_applied: { type: String, required: true },
+    pays_in_full: { type: Boolean, required: true },
+    created_at: { type: Date, required: true },
+  },
+  { versionKey: false },
+);
+export type AllocationSlotDoc = InferSchemaType<typeof allocationSlotSchema> & { _id: string };
+export const AllocationSlot = model('AllocationSlot', allocationSlotSchema, 'allocation_slots');

@@ -1,0 +1,95 @@
+/**
+ * Crypto addresses: checksum-validated per currency and network (sandbox scopes also take
+ * testnet/regtest forms), unique per (scope, currency, canonical form), deleted with their
+ * claims and transactions (spec cascade table).
+ */
+import { CryptoAddress, CryptoAddressDoc } from '../models/cryptoAddress';
+import { CryptoTransaction } from '../models/cryptoTransaction';
+import { PaymentClaim } from '../models/paymentClaim';
+import { Wallet, WalletDoc } from '../models/wallet';
+import { Scope, scopeFilter, findInScope } from '../models/scope';
+import { isDuplicateKey } from '../models/errors';
+import { newId, ID_PREFIX } from '../lib/ids';
+import { ApiError } from '../lib/errors';
+import { CryptoCurrency, isSupportedCurrency, validateAddress } from '../crypto/addresses';
+import { presentCryptoAddress } from '../presenters/cryptoAddress';
+import { recordEvent } from './events';
+import { listPage } from './listing';
+
+export interface CryptoAddressInput {
+  wallet_id: string;
+  currency_code?: string;
+  /** Quick-start alias of `currency_code`. */
+  currency?: string;
+  address: string;
+}
+
+/** `currency_code` (or its alias `currency`) as a supported currency, else the spec's 404. */
+export function requireCurrency(code: string | undefined, param = 'currency_code'): CryptoCurrency {
+  if (code === undefined) throw ApiError.missing(param);
+  if (!isSupportedCurrency(code)) throw ApiError.notFound(`Currency not found: ${code}`, param);
+  return code;
+}
+
+export async function findCryptoAddress(scope: Scope, id: string, param = 'id', message = 'Crypto address not found'): Promise<CryptoAddressDoc> {
+  const address = await findInScope<CryptoAddressDoc>(CryptoAddress, scope, id);
+  if (!address) throw ApiError.notFound(message, param);
+  return address;
+}
+
+export async function createCryptoAddress(scope: Scope, input: CryptoAddressInput) {
+  const wallet = await findInScope<WalletDoc>(Wallet, scope, input.wallet_id);
+  if (!wallet) throw ApiError.notFound('Wallet not found', 'wallet_id');
+  const currency = requireCurrency(input.currency_code ?? input.currency);
+  const checked = validateAddress(currency, input.address, scope.sandbox === null ? 'mainnet' : 'test');
+  if (!checked.ok) throw ApiError.addressInvalid(`Address is not a valid ${currency} address: ${checked.reason}`);
+  let doc: CryptoAddressDoc;
+  try {
+    doc = (
+      await CryptoAddress.create({
+        _id: newId(ID_PREFIX.cryptoAddress),
+        ...scopeFilter(scope),
+        wallet_id: wallet._id,
+        currency,
+        address: input.address.trim(),
+        address_key: checked.canonical,
+      })
+    ).toObject() as CryptoAddressDoc;
+  } catch (err) {
+    if (isDuplicateKey(err)) throw ApiError.invalid('Address is already in use for this currency in your account', 'address', { address: ['is already in use for this currency'] });
+    throw err;
+  }
+  const out = presentCryptoAddress(doc);
+  await recordEvent(scope, 'crypto_address.created', out);
+  return out;
+}
+
+export async function getCryptoAddress(scope: Scope, id: string) {
+  return presentCryptoAddress(await findCryptoAddress(scope, id));
+}
+
+export async function listCryptoAddresses(scope: Scope, page: number) {
+  const { items, pagination } = await listPage<CryptoAddressDoc>(CryptoAddress, scopeFilter(scope), page);
+  return { crypto_addresses: items.map(presentCryptoAddress), pagination };
+}
+
+/** Deletes addresses with their payment claims and transaction records, one `crypto_address.deleted` each. */
+export async function removeAddresses(scope: Scope, addresses: CryptoAddressDoc[]): Promise<void> {
+  for (const address of addresses) {
+    await PaymentClaim.deleteMany({ to_address_id: address._id });
+    await CryptoTransaction.deleteMany({ to_address_id: address._id });
+    await CryptoAddress.deleteOne({ _id: address._id });
+    await recordEvent(scope, 'crypto_address.deleted', presentCryptoAddress(address));
+  }
+}
+
+export async function deleteCryptoAddress(scope: Scope, id: string): Promise<void> {
+  await removeAddresses(scope, [await findCryptoAddress(scope, id)]);
+}
+
+/** The customer wallet delete path (wallets.ts): every address of those wallets, with its claims and transactions. */
+export async function removeAddressesOfWallets(scope: Scope, walletIds: string[]): Promise<void> {
+  if (walletIds.length === 0) return;
+  const addresses = await CryptoAddress.find({ wallet_id: { $in: walletIds } }).lean<CryptoAddressDoc[]>();
+  await removeAddresses(scope, addresses.filter((a) => a.account_id === scope.accountId && (a.sandbox ?? null) === scope.sandbox));
+}

@@ -1,0 +1,132 @@
+/**
+ * Crypto transactions: manual entries (and, later, blockchain records), one per
+ * (scope, currency, transaction hash, receiving address), listed by `timestamp` desc, and
+ * allocated to invoices (services/allocation.ts) after they are recorded.
+ */
+import { createHash } from 'node:crypto';
+import { CryptoTransaction, CryptoTransactionDoc, TransactionSource } from '../models/cryptoTransaction';
+import { Wallet, WalletDoc } from '../models/wallet';
+import { Scope, scopeFilter, findInScope } from '../models/scope';
+import { isDuplicateKey } from '../models/errors';
+import { newId, ID_PREFIX } from '../lib/ids';
+import { ApiError } from '../lib/errors';
+import { cryptoAmountError } from '../crypto/amounts';
+import { presentCryptoTransaction } from '../presenters/cryptoTransaction';
+import { findCryptoAddress, requireCurrency } from './cryptoAddresses';
+import { findInvoice } from './invoices';
+import { allocateManually, scheduleAllocation } from './allocation';
+import { recordEvent } from './events';
+import { listPage } from './listing';
+
+export interface CryptoTransactionInput {
+  to_address_id: string;
+  amount: string;
+  currency_code?: string;
+  currency?: string;
+  transaction_id: string;
+  timestamp?: string;
+  from_address_id?: string | null;
+}
+
+/** Accepted clock skew for a transaction timestamp ahead of the server's clock. */
+const FUTURE_SKEW_MS = 5 * 60_000;
+
+/** Hex hashes compare case-insensitively (`0xAB..` and `0xab..` are one transaction). */
+function txHashKey(hash: string): string {
+  return /^(0x)?[0-9a-fA-F]+$/.test(hash) ? hash.toLowerCase() : hash;
+}
+
+function dedupeKey(scope: Scope, currency: string, transactionId: string, addressKey: string): string {
+  return createHash('sha256')
+    .update([scope.accountId, scope.sandbox ?? '', currency, txHashKey(transactionId), addressKey].join('\n'))
+    .digest('hex');
+}
+
+function parseTimestamp(value: string | undefined): Date {
+  if (value === undefined) return new Date();
+  const d = new Date(value);
+  if (!/^\d{4}-\d{2}-\d{2}T/.test(value) || Number.isNaN(d.getTime())) throw ApiError.validation('timestamp', 'must be an ISO 8601 date-time');
+  if (d.getTime() > Date.now() + FUTURE_SKEW_MS) throw ApiError.validation('timestamp', 'cannot be in the future');
+  return d;
+}
+
+export async function findCryptoTransaction(scope: Scope, id: string, param = 'id'): Promise<CryptoTransactionDoc> {
+  const tx = await findInScope<CryptoTransactionDoc>(CryptoTransaction, scope, id);
+  if (!tx) throw ApiError.notFound('Crypto transaction not found', param);
+  return tx;
+}
+
+/** Records a transaction, emits `crypto_transaction.received` and schedules its allocation. Returns the stored document. */
+export async function recordCryptoTransaction(
+  scope: Scope,
+  input: CryptoTransactionInput,
+  opts: { source: TransactionSource; paymentClaimId?: string } = { source: 'manual_entry' },
+): Promise<CryptoTransactionDoc> {
+  const address = await findCryptoAddress(scope, input.to_address_id, 'to_address_id');
+  const currency = requireCurrency(input.currency_code ?? input.currency);
+  if (currency !== address.currency) {
+    throw ApiError.invalid(`Currency ${currency} does not match the address currency ${address.currency}`, 'currency_code', { currency_code: [`must match the address currency ${address.currency}`] });
+  }
+  const amountError = cryptoAmountError(currency, input.amount);
+  if (amountError) throw ApiError.invalid(`Amount is invalid: ${amountError}`, 'amount', { amount: [amountError] });
+  const transactionId = input.transaction_id.trim();
+  if (!transactionId) throw ApiError.validation('transaction_id', "can't be blank");
+  const timestamp = parseTimestamp(input.timestamp);
+  let from: { id: string; address: string } | null = null;
+  if (input.from_address_id) {
+    const f = await findCryptoAddress(scope, input.from_address_id, 'from_address_id');
+    from = { id: f._id, address: f.address };
+  }
+  const wallet = await findInScope<WalletDoc>(Wallet, scope, address.wallet_id);
+  let tx: CryptoTransactionDoc;
+  try {
+    tx = (
+      await CryptoTransaction.create({
+        _id: newId(ID_PREFIX.cryptoTransaction),
+        ...scopeFilter(scope),
+        currency,
+        amount: input.amount,
+        transaction_id: transactionId,
+        transaction_source: opts.source,
+        timestamp,
+        from_address_id: from?.id ?? null,
+        from_address: from?.address ?? null,
+        to_address_id: address._id,
+        to_address: address.address,
+        wallet_id: address.wallet_id,
+        customer_id: wallet?.owner_type === 'customer' ? wallet.owner_id : null,
+        dedupe_key: dedupeKey(scope, currency, transactionId, address.address_key),
+        payment_claim_id: opts.paymentClaimId ?? null,
+      })
+    ).toObject() as CryptoTransactionDoc;
+  } catch (err) {
+    if (isDuplicateKey(err)) {
+      throw ApiError.invalid('This transaction has already been recorded for this address', 'transaction_id', { transaction_id: ['has already been recorded for this address'] });
+    }
+    throw err;
+  }
+  await recordEvent(scope, 'crypto_transaction.received', presentCryptoTransaction(tx));
+  await scheduleAllocation(tx);
+  return tx;
+}
+
+/** `POST /v1/crypto_transactions`: the transaction as recorded (allocation follows). */
+export async function createCryptoTransaction(scope: Scope, input: CryptoTransactionInput) {
+  return presentCryptoTransaction(await recordCryptoTransaction(scope, input));
+}
+
+export async function getCryptoTransaction(scope: Scope, id: string) {
+  return presentCryptoTransaction(await findCryptoTransaction(scope, id));
+}
+
+export async function listCryptoTransactions(scope: Scope, page: number) {
+  const { items, pagination } = await listPage<CryptoTransactionDoc>(CryptoTransaction, scopeFilter(scope), page, { timestamp: -1, _id: -1 });
+  return { crypto_transactions: items.map(presentCryptoTransaction), pagination };
+}
+
+export async function createManualAllocation(scope: Scope, id: string, input: { invoice_id: string; amount_applied?: string }) {
+  const tx = await findCryptoTransaction(scope, id);
+  const loadInvoice = () => findInvoice(scope, input.invoice_id, 'invoice_id');
+  await loadInvoice();
+  return presentCryptoTransaction(await allocateManually(scope, tx, loadInvoice, input.amount_applied));
+}

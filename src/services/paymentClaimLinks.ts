@@ -1,0 +1,340 @@
+/**
+ * Payment claim links: a secret URL (`<PUBLIC_URL>/pay/<secret>`) through which a customer
+ * submits a payment claim. Active until used up (`max_uses`) or past `expires_at`; one
+ * workflow per link marks it expired at `expires_at`. The public side (what to pay, the
+ * ALTCHA proof-of-work challenge, claim submission) lives here too.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import { PaymentClaimLink, PaymentClaimLinkDoc, PaymentClaimLinkSecret, PaymentClaimLinkUse } from '../models/paymentClaimLink';
+import { isDuplicateKey } from '../models/errors';
+import { PaymentClaim, PaymentClaimDoc } from '../models/paymentClaim';
+import { CryptoAddress, CryptoAddressDoc } from '../models/cryptoAddress';
+import { Wallet, WalletDoc } from '../models/wallet';
+import { Invoice, InvoiceDoc } from '../models/invoice';
+import { Price, PriceDoc } from '../models/price';
+import { Scope, scopeFilter, findInScope, inScope } from '../models/scope';
+import { newId, ID_PREFIX } from '../lib/ids';
+import { ApiError } from '../lib/errors';
+import { cryptoAmountError, formatCryptoAmount, Dec } from '../crypto/amounts';
+import { explorerFor, isSupportedCurrency, validateAddress, CryptoCurrency } from '../crypto/addresses';
+import { centsToAmount, sumAmounts, subtractAmounts } from '../billing/money';
+import { presentPaymentClaimLink, linkUsable, effectiveLinkStatus } from '../presenters/paymentClaimLink';
+import { presentPaymentClaim } from '../presenters/paymentClaim';
+import { recordEvent } from './events';
+import { listPage } from './listing';
+import { findCustomer } from './customers';
+import { getPriceOracle } from './priceOracle';
+import { getTemporal, hasTemporal } from '../temporal/context';
+import { workflowIds } from '../temporal/workflowIds';
+import { claimLinkClosedSignal } from '../temporal/cryptoDefinitions';
+import type { claimLinkWorkflow } from '../workflows/claimLink';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+// ---- proof of work (ALTCHA format, altcha-lib v1 API) --------------------------------------
+
+interface AltchaV1 {
+  createChallenge(o: { hmacKey: string; maxnumber?: number; expires?: Date; params?: Record<string, string>; algorithm?: 'SHA-256' }): Promise<ClaimChallenge>;
+  verifySolution(payload: string, hmacKey: string, checkExpires?: boolean): Promise<boolean>;
+  extractParams(payload: string): Record<string, string>;
+}
+// altcha-lib exposes the classic API at the `altcha-lib/v1` subpath, which `moduleResolution: node` cannot type.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const altcha = require('altcha-lib/v1') as AltchaV1;
+
+export interface ClaimChallenge {
+  algorithm: string;
+  challenge: string;
+  maxnumber?: number;
+  salt: string;
+  signature: string;
+}
+
+/** Challenge difficulty: the secret number is below this (about 0.1-0.5 s in a browser). */
+export const CHALLENGE_MAX_NUMBER = 50_000;
+const CHALLENGE_TTL_MS = 10 * 60_000;
+/** Per-process HMAC key: challenges are verified by the process that issued them (single API process or sticky sessions). */
+const HMAC_KEY = randomBytes(32).toString('hex');
+/** Solutions already used (until their challenge expires): one solution, one claim. */
+const spent = new Map<string, number>();
+
+/** A challenge bound to one link (its id in the signed salt params), valid 10 minutes. */
+export async function createClaimChallenge(linkId: string): Promise<ClaimChallenge> {
+  return altcha.createChallenge({ hmacKey: HMAC_KEY, maxnumber: CHALLENGE_MAX_NUMBER, expires: new Date(Date.now() + CHALLENGE_TTL_MS), params: { link: linkId }, algorithm: 'SHA-256' });
+}
+
+/** The base64 JSON payload of a solved challenge: valid signature, solved, not expired, for this link, not used before. */
+export async function verifyClaimSolution(payload: unknown, linkId: string): Promise<boolean> {
+  if (typeof payload !== 'string' || payload.length === 0 || payload.length > 4096) return false;
+  let ok = false;
+  try {
+    ok = (await altcha.verifySolution(payload, HMAC_KEY, true)) && altcha.extractParams(payload).link === linkId;
+  } catch {
+    return false;
+  }
+  if (!ok) return false;
+  const now = Date.now();
+  for (const [k, exp] of spent) if (exp < now) spent.delete(k);
+  const key = createHash('sha256').update(payload).digest('hex');
+  if (spent.has(key)) return false;
+  spent.set(key, now + CHALLENGE_TTL_MS);
+  return true;
+}
+
+const settings = { publicUrl: 'http://localhost:3000', verification: true };
+/** PUBLIC_URL and CLAIM_VERIFICATION from config (crypto domain start-up). */
+export function configurePaymentClaims(opts: { publicUrl: string; verification: boolean }): void {
+  settings.publicUrl = opts.publicUrl;
+  settings.verification = opts.verification;
+}
+
+export interface PaymentClaimLinkInput {
+  customer_id: string;
+  expires_at?: string;
+  max_uses?: number;
+  metadata?: string | null;
+  price_id?: string | null;
+}
+
+const secretKey = (secret: string) => createHash('sha256').update(secret).digest('hex');
+
+/** 32 random bytes, base64url: 43 URL-safe characters. */
+function newSecret(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+async function findLink(scope: Scope, id: string): Promise<PaymentClaimLinkDoc> {
+  const link = await findInScope<PaymentClaimLinkDoc>(PaymentClaimLink, scope, id);
+  if (!link) throw ApiError.notFound('Payment claim link not found', 'id');
+  return link;
+}
+
+const present = (l: PaymentClaimLinkDoc) => presentPaymentClaimLink(l, settings.publicUrl);
+
+async function startLinkWorkflow(link: PaymentClaimLinkDoc): Promise<void> {
+  if (!hasTemporal()) return;
+  const { client, taskQueue } = getTemporal();
+  try {
+    await client.workflow.start<typeof claimLinkWorkflow>('claimLinkWorkflow', {
+      workflowId: workflowIds.claimLink(link._id),
+      taskQueue,
+      args: [{ linkId: link._id, expiresAt: new Date(link.expires_at).toISOString() }],
+    });
+  } catch (err) {
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+  }
+}
+
+async function closeLinkWorkflow(linkId: string): Promise<void> {
+  if (!hasTemporal()) return;
+  try {
+    await getTemporal().client.workflow.getHandle(workflowIds.claimLink(linkId)).signal(claimLinkClosedSignal);
+  } catch {
+    // Not running: nothing to close.
+  }
+}
+
+export async function createPaymentClaimLink(scope: Scope, input: PaymentClaimLinkInput) {
+  await findCustomer(scope, input.customer_id, 'customer_id');
+  const maxUses = input.max_uses ?? 1;
+  if (!Number.isInteger(maxUses) || maxUses <= 0) throw ApiError.invalid('Max uses must be greater than 0', 'max_uses', { max_uses: ['must be greater than 0'] });
+  let expiresAt = new Date(Date.now() + DAY_MS);
+  if (input.expires_at !== undefined) {
+    expiresAt = new Date(input.expires_at);
+    if (!/^\d{4}-\d{2}-\d{2}T/.test(input.expires_at) || Number.isNaN(expiresAt.getTime())) throw ApiError.validation('expires_at', 'must be an ISO 8601 date-time');
+    if (expiresAt.getTime() <= Date.now()) throw ApiError.validation('expires_at', 'must be in the future');
+  }
+  if (input.price_id) {
+    const price = await findInScope<PriceDoc>(Price, scope, input.price_id);
+    if (!price) throw ApiError.notFound(`Price not found: ${input.price_id}`, 'price_id');
+  }
+  const secret = newSecret();
+  const id = newId(ID_PREFIX.paymentClaimLink);
+  await PaymentClaimLinkSecret.create({ _id: secretKey(secret), link_id: id });
+  const link = (
+    await PaymentClaimLink.create({
+      _id: id,
+      ...scopeFilter(scope),
+      customer_id: input.customer_id,
+      status: 'active',
+      secret,
+      expires_at: expiresAt,
+      max_uses: maxUses,
+      use_count: 0,
+      metadata: input.metadata ?? null,
+      price_id: input.price_id ?? null,
+    })
+  ).toObject() as PaymentClaimLinkDoc;
+  await startLinkWorkflow(link);
+  return present(link);
+}
+
+export async function getPaymentClaimLink(scope: Scope, id: string) {
+  return present(await findLink(scope, id));
+}
+
+export async function listPaymentClaimLinks(scope: Scope, page: number) {
+  const { items, pagination } = await listPage<PaymentClaimLinkDoc>(PaymentClaimLink, scopeFilter(scope), page);
+  return { payment_claim_links: items.map(present), pagination };
+}
+
+export async function deletePaymentClaimLink(scope: Scope, id: string): Promise<void> {
+  const link = await findLink(scope, id);
+  await PaymentClaimLinkSecret.deleteOne({ _id: secretKey(link.secret) });
+  await PaymentClaimLink.deleteOne({ _id: link._id });
+  await closeLinkWorkflow(link._id);
+}
+
+/** The workflow's activity at `expires_at`: active -> expired. True when the link is expired. */
+export async function expirePaymentClaimLink(linkId: string): Promise<boolean> {
+  const link = await PaymentClaimLink.findById(linkId).lean<PaymentClaimLinkDoc>();
+  if (!link) return false;
+  if (link.status !== 'active') return link.status === 'expired';
+  await PaymentClaimLink.updateOne({ _id: linkId }, { $set: { status: 'expired' } });
+  return true;
+}
+
+// ---- public side -------------------------------------------------------------------------
+
+async function linkBySecret(secret: string): Promise<PaymentClaimLinkDoc> {
+  const ref = typeof secret === 'string' && secret.length >= 32 && secret.length <= 100 ? await PaymentClaimLinkSecret.findById(secretKey(secret)).lean<{ link_id: string }>() : null;
+  const link = ref ? await PaymentClaimLink.findById(ref.link_id).lean<PaymentClaimLinkDoc>() : null;
+  if (!link || link.secret !== secret) throw ApiError.notFound('Payment claim link not found', 'secret');
+  return link;
+}
+
+/** Where the customer can pay: the customer's wallet addresses, else the account wallet's. */
+async function payToAddresses(link: PaymentClaimLinkDoc): Promise<CryptoAddressDoc[]> {
+  const scope: Scope = { accountId: link.account_id, sandbox: link.sandbox ?? null };
+  const wallets = (await Wallet.find({ owner_id: { $in: [link.customer_id, link.account_id] } }).lean<WalletDoc[]>()).filter((w) => inScope(w, scope));
+  const customerWallet = wallets.find((w) => w.owner_type === 'customer' && w.owner_id === link.customer_id);
+  const accountWallet = wallets.find((w) => w.owner_type === 'account');
+  for (const w of [customerWallet, accountWallet]) {
+    if (!w) continue;
+    const addresses = await CryptoAddress.find({ wallet_id: w._id }).sort({ created_at: 1, _id: 1 }).lean<CryptoAddressDoc[]>();
+    if (addresses.length > 0) return addresses;
+  }
+  return [];
+}
+
+/** `GET /v1/public/payment_claim_links/:secret`: what to pay, where, and the challenge. */
+export async function getPublicPaymentClaimLink(secret: string) {
+  const link = await linkBySecret(secret);
+  const scope: Scope = { accountId: link.account_id, sandbox: link.sandbox ?? null };
+  const sandbox = scope.sandbox !== null;
+  const addresses = await payToAddresses(link);
+  const open = (await Invoice.find({ customer_id: link.customer_id, status: { $in: ['pending', 'overdue'] } }).lean<InvoiceDoc[]>())
+    .filter((i) => inScope(i, scope))
+    .sort((a, b) => (a.due_date < b.due_date ? -1 : a.due_date > b.due_date ? 1 : 0));
+  const invoices = open.map((i) => ({ id: i._id, due_date: i.due_date, total_amount: i.total_amount, amount_due: subtractAmounts(i.total_amount, i.amount_paid ?? '0.00') }));
+  const price = link.price_id ? await findInScope<PriceDoc>(Price, scope, link.price_id) : null;
+  const amountDue = price ? centsToAmount(price.amount) : sumAmounts(invoices.map((i) => i.amount_due));
+  const quotes: { currency: CryptoCurrency; usd_price: string; amount: string }[] = [];
+  for (const currency of new Set(addresses.map((a) => a.currency))) {
+    try {
+      const usd = await getPriceOracle().usdPrice(currency, new Date());
+      const amount = new Dec(amountDue).div(usd).toDecimalPlaces(currency === 'BTC' ? 8 : 18, Dec.ROUND_UP);
+      quotes.push({ currency, usd_price: usd, amount: formatCryptoAmount(currency, amount) });
+    } catch {
+      // No quote without a price; the page still shows the addresses.
+    }
+  }
+  const usable = linkUsable(link);
+  return {
+    object: 'payment_claim_link' as const,
+    status: effectiveLinkStatus(link),
+    usable,
+    expired: effectiveLinkStatus(link) === 'expired',
+    expires_at: new Date(link.expires_at).toISOString(),
+    max_uses: link.max_uses,
+    use_count: link.use_count ?? 0,
+    price: price ? { id: price._id, amount: centsToAmount(price.amount), currency: (price as unknown as { currency?: string }).currency ?? 'usd' } : null,
+    amount_due: amountDue,
+    invoices,
+    pay_to: addresses.map((a) => ({ currency: a.currency, address: a.address, explorer: explorerFor(a.currency, a.address, sandbox) })),
+    quotes,
+    verification_required: settings.verification,
+    challenge: usable && settings.verification ? await createClaimChallenge(link._id) : (null as ClaimChallenge | null),
+  };
+}
+
+export interface PublicClaimInput {
+  transaction_id: string;
+  amount: string;
+  currency: string;
+  to_address: string;
+  verification?: string;
+}
+
+/** `POST /v1/public/payment_claim_links/:secret/claims`: one use of the link, a pending claim. */
+export async function submitPaymentClaim(secret: string, input: PublicClaimInput) {
+  let link = await linkBySecret(secret);
+  const unusable = () => ApiError.invalid(`This payment link can no longer be used (${effectiveLinkStatus(link)})`, 'secret');
+  if (!linkUsable(link)) throw unusable();
+  if (!isSupportedCurrency(input.currency)) throw ApiError.invalid(`Currency not supported: ${input.currency}`, 'currency');
+  const currency = input.currency;
+  const amountError = cryptoAmountError(currency, input.amount);
+  if (amountError) throw ApiError.invalid(`Amount is invalid: ${amountError}`, 'amount');
+  const transactionId = input.transaction_id.trim();
+  if (!transactionId) throw ApiError.validation('transaction_id', "can't be blank");
+  const checked = validateAddress(currency, input.to_address, link.sandbox ? 'test' : 'mainnet');
+  const target = checked.ok ? (await payToAddresses(link)).find((a) => a.currency === currency && a.address_key === checked.canonical) : undefined;
+  if (!target) throw ApiError.invalid('The receiving address is not one of the addresses of this payment link', 'to_address');
+  // Last, so a form error does not spend the solved challenge.
+  if (settings.verification && !(await verifyClaimSolution(input.verification, link._id))) {
+    throw new ApiError(422, 'invalid_request_error', 'verification_failed', 'Human verification failed; solve a new challenge and retry', 'verification');
+  }
+
+  // One use: taking use n is an insert on `<link>#<n>` (atomic), so concurrent submissions cannot exceed max_uses.
+  for (let attempt = 0; ; attempt++) {
+    const n = link.use_count ?? 0;
+    const used = n + 1;
+    const now = new Date();
+    let taken = true;
+    try {
+      await PaymentClaimLinkUse.create({ _id: `${link._id}#${n}`, link_id: link._id, created_at: now });
+    } catch (err) {
+      if (!isDuplicateKey(err)) throw err;
+      taken = false;
+    }
+    const updated = taken
+      ? await PaymentClaimLink.findOneAndUpdate(
+          { _id: link._id },
+          { $set: { use_count: used, used_at: now, status: used >= link.max_uses ? 'used' : 'active' } },
+          { returnDocument: 'after' },
+        ).lean<PaymentClaimLinkDoc>()
+      : null;
+    if (updated) {
+      link = updated;
+      break;
+    }
+    await new Promise((r) => setTimeout(r, 10 * (attempt + 1)));
+    const fresh = await PaymentClaimLink.findById(link._id).lean<PaymentClaimLinkDoc>();
+    if (!fresh || !linkUsable(fresh) || attempt >= 20) {
+      if (fresh) link = fresh;
+      throw unusable();
+    }
+    link = fresh;
+  }
+  const scope: Scope = { accountId: link.account_id, sandbox: link.sandbox ?? null };
+  const claim = (
+    await PaymentClaim.create({
+      _id: newId(ID_PREFIX.paymentClaim),
+      ...scopeFilter(scope),
+      status: 'pending',
+      customer_id: link.customer_id,
+      payment_claim_link_id: link._id,
+      currency,
+      amount: input.amount,
+      transaction_id: transactionId,
+      to_address_id: target._id,
+      to_address: target.address,
+    })
+  ).toObject() as PaymentClaimDoc;
+  await PaymentClaimLink.updateOne({ _id: link._id }, { $set: { crypto_payment_claim_id: claim._id } });
+  const out = presentPaymentClaim(claim);
+  await recordEvent(scope, 'payment_claim.submitted', out);
+  if (link.status === 'used') await closeLinkWorkflow(link._id);
+  return out;
+}

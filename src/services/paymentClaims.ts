@@ -1,0 +1,90 @@
+/**
+ * Payment claims: submitted by customers through a link (paymentClaimLinks.ts), approved or
+ * rejected by the merchant. Approval records a `manual_entry` transaction and allocates it.
+ */
+import { PaymentClaim, PaymentClaimDecision, PaymentClaimDoc, ClaimStatus } from '../models/paymentClaim';
+import { isDuplicateKey } from '../models/errors';
+import { Scope, scopeFilter, findInScope } from '../models/scope';
+import { ApiError } from '../lib/errors';
+import { presentPaymentClaim } from '../presenters/paymentClaim';
+import { recordEvent } from './events';
+import { listPage } from './listing';
+import { recordCryptoTransaction } from './cryptoTransactions';
+
+async function findClaim(scope: Scope, id: string): Promise<PaymentClaimDoc> {
+  const claim = await findInScope<PaymentClaimDoc>(PaymentClaim, scope, id);
+  if (!claim) throw ApiError.notFound('Payment claim not found', 'id');
+  return claim;
+}
+
+const notPending = () => ApiError.invalid('Payment claim is not pending', 'status', { status: ['is not pending'] });
+
+/** The atomic pending -> decided step: an insert keyed by the claim id (see PaymentClaimDecision). */
+async function takeDecision(claimId: string, decision: 'approved' | 'rejected'): Promise<void> {
+  try {
+    await PaymentClaimDecision.create({ _id: claimId, decision, created_at: new Date() });
+  } catch (err) {
+    if (isDuplicateKey(err)) throw notPending();
+    throw err;
+  }
+}
+
+export async function getPaymentClaim(scope: Scope, id: string) {
+  return presentPaymentClaim(await findClaim(scope, id));
+}
+
+export async function listPaymentClaims(scope: Scope, page: number, filter: { status?: ClaimStatus } = {}) {
+  const { items, pagination } = await listPage<PaymentClaimDoc>(PaymentClaim, { ...scopeFilter(scope), ...filter }, page);
+  return { crypto_payment_claims: items.map(presentPaymentClaim), pagination };
+}
+
+/**
+ * pending -> approved (conditional, so two approvals cannot both win), then the transaction
+ * (`manual_entry`, allocated like any other). If the transaction cannot be recorded (say the
+ * same hash was already recorded for that address) the claim goes back to pending.
+ */
+export async function approvePaymentClaim(scope: Scope, userId: number, id: string) {
+  const claim = await findClaim(scope, id);
+  if (claim.status !== 'pending') throw notPending();
+  await takeDecision(claim._id, 'approved');
+  const now = new Date();
+  const taken = await PaymentClaim.findOneAndUpdate(
+    { _id: claim._id },
+    { $set: { status: 'approved', approved_at: now, approved_by_id: userId } },
+    { returnDocument: 'after' },
+  ).lean<PaymentClaimDoc>();
+  if (!taken) throw notPending();
+  let txId: string;
+  try {
+    const tx = await recordCryptoTransaction(
+      scope,
+      { to_address_id: claim.to_address_id, amount: claim.amount, currency_code: claim.currency, transaction_id: claim.transaction_id, timestamp: new Date(claim.created_at).toISOString() },
+      { source: 'manual_entry', paymentClaimId: claim._id },
+    );
+    txId = tx._id;
+  } catch (err) {
+    await PaymentClaim.updateOne({ _id: claim._id }, { $set: { status: 'pending', approved_at: null, approved_by_id: null } });
+    await PaymentClaimDecision.deleteOne({ _id: claim._id });
+    throw err;
+  }
+  const approved = await PaymentClaim.findOneAndUpdate({ _id: claim._id }, { $set: { crypto_transaction_id: txId } }, { returnDocument: 'after' }).lean<PaymentClaimDoc>();
+  const out = presentPaymentClaim(approved!);
+  await recordEvent(scope, 'payment_claim.approved', out);
+  return out;
+}
+
+export async function rejectPaymentClaim(scope: Scope, userId: number, id: string, reason?: string) {
+  const claim = await findClaim(scope, id);
+  if (claim.status !== 'pending') throw notPending();
+  const text = reason !== undefined && reason.trim() !== '' ? reason.trim() : 'No reason provided';
+  await takeDecision(claim._id, 'rejected');
+  const rejected = await PaymentClaim.findOneAndUpdate(
+    { _id: claim._id },
+    { $set: { status: 'rejected', rejection_reason: text, approved_at: new Date(), approved_by_id: userId } },
+    { returnDocument: 'after' },
+  ).lean<PaymentClaimDoc>();
+  if (!rejected) throw notPending();
+  const out = presentPaymentClaim(rejected);
+  await recordEvent(scope, 'payment_claim.rejected', out);
+  return out;
+}

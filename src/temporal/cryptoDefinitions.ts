@@ -1,0 +1,28 @@
+/** Signals and inputs of the crypto workflows. Pure: shared by services and workflows. */
+import { defineSignal } from '@temporalio/workflow';
+
+export interface AllocationWorkflowInput {
+  /** Customer id, or `<account>-<sandbox|live>` for account-wallet payments. */
+  key: string;
+  /** Transactions still queued when the workflow continued as new. */
+  pending: string[];
+}
+
+/** Allocate this transaction (id) after the ones already queued. */
+export const allocateSignal = defineSignal<[string]>('allocateTransaction');
+
+export interface ClaimLinkInput {
+  linkId: string;
+  /** ISO 8601. */
+  expiresAt: string;
+}
+
+/** The link was used up or deleted: nothing left to expire. */
+export const claimLinkClosedSignal = defineSignal('claimLinkClosed');
+
+/** How long an idle allocation workflow waits for another signal before it completes. */
+export const ALLOCATION_IDLE_MS = 60_000;
+/** Transactions handled by one run before it continues as new (bounded history). */
+export const ALLOCATION_RUN_LIMIT = 200;
+/** Most transactions allocated by one activity call. */
+export const ALLOCATION_BATCH = 25;

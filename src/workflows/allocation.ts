@@ -1,0 +1,37 @@
+/**
+ * One workflow per customer (or per account and scope for account-wallet payments): the
+ * transactions signalled to it are allocated one after another, so payments of one customer
+ * never race each other. What is queued is allocated by one activity (up to ALLOCATION_BATCH
+ * transactions, in order, each idempotent), retried with backoff while the price oracle is down. Idle for a minute: it completes (the next signalWithStart
+ * starts a new run); after ALLOCATION_RUN_LIMIT transactions it continues as new.
+ */
+import { condition, continueAsNew, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import { ALLOCATION_BATCH, ALLOCATION_IDLE_MS, ALLOCATION_RUN_LIMIT, allocateSignal, AllocationWorkflowInput } from '../temporal/cryptoDefinitions';
+
+const { allocateCryptoTransactions } = proxyActivities<Activities>({
+  startToCloseTimeout: '5 minutes',
+  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '5 minutes' },
+});
+
+export async function allocationWorkflow(input: AllocationWorkflowInput): Promise<number> {
+  const queue: string[] = [...(input.pending ?? [])];
+  setHandler(allocateSignal, (txId: string) => {
+    if (!queue.includes(txId)) queue.push(txId);
+  });
+  let processed = 0;
+  for (;;) {
+    if (queue.length === 0) {
+      const more = await condition(() => queue.length > 0, ALLOCATION_IDLE_MS);
+      if (!more) return processed;
+    }
+    // What is queued goes in one activity (in order, each idempotent), which saves round trips under load.
+    const batch = queue.slice(0, ALLOCATION_BATCH);
+    await allocateCryptoTransactions(batch);
+    queue.splice(0, batch.length);
+    processed += batch.length;
+    if (processed >= ALLOCATION_RUN_LIMIT || workflowInfo().continueAsNewSuggested) {
+      await continueAsNew<typeof allocationWorkflow>({ key: input.key, pending: queue });
+    }
+  }
+}

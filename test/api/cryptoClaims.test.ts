@@ -1,0 +1,258 @@
+import { useTestDatabase } from '../support/db';
+import { newAccount, startTestApi, TestApi, client } from '../support/api';
+import { Event } from '../../src/models/event';
+import { BTC_BECH32, ETH_EIP55, ETH_EIP55_2, customerWithWallet, invoiceOf, txHash } from '../crypto/helpers';
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const altcha = require('altcha-lib/v1') as { solveChallenge(challenge: string, salt: string, algorithm?: string, max?: number): { promise: Promise<{ number: number } | null> } };
+
+useTestDatabase();
+let api: TestApi;
+beforeAll(async () => {
+  api = await startTestApi({}, { PUBLIC_URL: 'https://pay.example.com' });
+});
+afterAll(() => api.close());
+
+const anon = () => client(api.url);
+
+/** Solves the link's challenge like the pay page does. */
+async function solve(challenge: any): Promise<string> {
+  const solution = await altcha.solveChallenge(challenge.challenge, challenge.salt, challenge.algorithm, challenge.maxnumber).promise;
+  if (!solution) throw new Error('unsolved');
+  return Buffer.from(JSON.stringify({ algorithm: challenge.algorithm, challenge: challenge.challenge, number: solution.number, salt: challenge.salt, signature: challenge.signature })).toString('base64');
+}
+
+async function setup() {
+  const a = await newAccount(api.url);
+  const { customer, wallet } = await customerWithWallet(a.api);
+  const btc = (await a.api.post('/v1/crypto_addresses', { wallet_id: wallet.id, currency_code: 'BTC', address: BTC_BECH32 })).body;
+  const eth = (await a.api.post('/v1/crypto_addresses', { wallet_id: wallet.id, currency_code: 'ETH', address: ETH_EIP55 })).body;
+  return { a, customer, btc, eth };
+}
+
+const secretOf = (link: any) => link.link.split('/pay/')[1];
+
+describe('payment claim links', () => {
+  it('creates links with the defaults, a secret URL, price_id, and the spec errors', async () => {
+    const { a, customer } = await setup();
+    const before = Date.now();
+    const res = await a.api.post('/v1/payment_claim_links', { customer_id: customer.id, metadata: 'order 42' });
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({
+      object: 'payment_claim_link',
+      status: 'active',
+      max_uses: 1,
+      use_count: 0,
+      used_at: null,
+      metadata: 'order 42',
+      customer_id: customer.id,
+      crypto_payment_claim_id: null,
+      usable: true,
+      expired: false,
+    });
+    expect(res.body.id).toMatch(/^pcl_/);
+    const expires = Date.parse(res.body.expires_at);
+    expect(expires - before).toBeGreaterThanOrEqual(24 * 3600_000 - 1000);
+    expect(expires - before).toBeLessThanOrEqual(24 * 3600_000 + 60_000);
+    expect(res.body.link).toMatch(/^https:\/\/pay\.example\.com\/pay\/[A-Za-z0-9_-]{32,}$/);
+    expect(res.body.link).not.toContain(res.body.id);
+    expect((await a.api.get(`/v1/payment_claim_links/${res.body.id}`)).body).toEqual(res.body);
+    expect((await a.api.get('/v1/payment_claim_links')).body).toMatchObject({ payment_claim_links: [res.body], pagination: { count: 1 } });
+
+    const product = (await a.api.post('/v1/products', { name: 'Plan' })).body;
+    const price = (await a.api.post('/v1/prices', { product_id: product.id, amount: 2500 })).body;
+    const withPrice = await a.api.post('/v1/payment_claim_links', { customer_id: customer.id, price_id: price.id, max_uses: 3, expires_at: '2099-01-01T00:00:00.000Z' });
+    expect(withPrice.body).toMatchObject({ price_id: price.id, max_uses: 3, expires_at: '2099-01-01T00:00:00.000Z' });
+    expect((await anon().get(`/v1/public/payment_claim_links/${secretOf(withPrice.body)}`)).body).toMatchObject({ price: { id: price.id, amount: '25.00' }, amount_due: '25.00' });
+
+    const zero = await a.api.post('/v1/payment_claim_links', { customer_id: customer.id, max_uses: 0 });
+    expect(zero.status).toBe(422);
+    expect(zero.body.error).toMatchObject({ code: 'parameter_invalid', message: 'Max uses must be greater than 0', param: 'max_uses' });
+    expect((await a.api.post('/v1/payment_claim_links', { customer_id: customer.id, max_uses: -2 })).body.error.message).toBe('Max uses must be greater than 0');
+    expect((await a.api.post('/v1/payment_claim_links', { customer_id: customer.id, max_uses: 1.5 })).status).toBe(422);
+    const noCustomer = await a.api.post('/v1/payment_claim_links', { customer_id: 'cust_missing' });
+    expect(noCustomer.status).toBe(404);
+    expect(noCustomer.body.error).toMatchObject({ message: 'Customer not found', param: 'customer_id' });
+    expect((await a.api.post('/v1/payment_claim_links', {})).status).toBe(400);
+    expect((await a.api.post('/v1/payment_claim_links', { customer_id: customer.id, expires_at: '2020-01-01T00:00:00Z' })).body.error.param).toBe('expires_at');
+    expect((await a.api.post('/v1/payment_claim_links', { customer_id: customer.id, price_id: 'price_missing' })).status).toBe(404);
+
+    const b = await newAccount(api.url);
+    for (const c of [b.api, a.sandbox]) {
+      expect((await c.get(`/v1/payment_claim_links/${res.body.id}`)).status).toBe(404);
+      expect((await c.del(`/v1/payment_claim_links/${res.body.id}`)).status).toBe(404);
+      expect((await c.get('/v1/payment_claim_links')).body.pagination.count).toBe(0);
+      expect((await c.post('/v1/payment_claim_links', { customer_id: customer.id })).status).toBe(404);
+    }
+    expect((await a.api.del(`/v1/payment_claim_links/${res.body.id}`)).status).toBe(204);
+    expect((await a.api.get(`/v1/payment_claim_links/${res.body.id}`)).status).toBe(404);
+    expect((await anon().get(`/v1/public/payment_claim_links/${secretOf(res.body)}`)).status).toBe(404);
+  });
+
+  it('the public flow: what to pay, proof of work, one claim per use, then unusable', async () => {
+    const { a, customer, btc } = await setup();
+    await invoiceOf(a.api, customer.id, '100.00', '2027-01-01');
+    const link = (await a.api.post('/v1/payment_claim_links', { customer_id: customer.id })).body;
+    const secret = secretOf(link);
+    const pub = await anon().get(`/v1/public/payment_claim_links/${secret}`);
+    expect(pub.status).toBe(200);
+    expect(pub.body).toMatchObject({
+      status: 'active',
+      usable: true,
+      amount_due: '100.00',
+      pay_to: expect.arrayContaining([{ currency: 'BTC', address: BTC_BECH32, explorer: { name: 'mempool.space', url: `https://mempool.space/address/${BTC_BECH32}` } }]),
+      quotes: expect.arrayContaining([{ currency: 'BTC', usd_price: '50000.00', amount: '0.002' }]),
+      challenge: { algorithm: 'SHA-256', challenge: expect.any(String), salt: expect.any(String), signature: expect.any(String), maxnumber: expect.any(Number) },
+    });
+    expect(pub.body).not.toHaveProperty('id');
+    expect((await anon().get('/v1/public/payment_claim_links/nope')).status).toBe(404);
+
+    const claim = { transaction_id: txHash(), amount: '0.002', currency: 'BTC', to_address: BTC_BECH32 };
+    const post = (body: object) => anon().post(`/v1/public/payment_claim_links/${secret}/claims`, body);
+    const noPow = await post(claim);
+    expect(noPow.status).toBe(422);
+    expect(noPow.body.error).toMatchObject({ code: 'verification_failed', param: 'verification' });
+    const forged = await post({ ...claim, verification: Buffer.from(JSON.stringify({ algorithm: 'SHA-256', challenge: 'x', number: 1, salt: 'y', signature: 'z' })).toString('base64') });
+    expect(forged.body.error.code).toBe('verification_failed');
+    const solution = await solve(pub.body.challenge);
+    // Form errors come before the verification, so they do not spend the solution.
+    const wrongAddress = await post({ ...claim, to_address: ETH_EIP55_2, currency: 'ETH', verification: solution });
+    expect(wrongAddress.status).toBe(422);
+    expect(wrongAddress.body.error.param).toBe('to_address');
+    expect((await post({ ...claim, amount: '0.000000001', verification: solution })).body.error.param).toBe('amount');
+    expect((await post({ ...claim, currency: 'DOGE', verification: solution })).body.error.param).toBe('currency');
+    expect(ETH_EIP55).toMatch(/^0x/);
+    const fresh = pub.body.challenge;
+    const ok = await post({ ...claim, verification: solution });
+    expect(ok.status).toBe(201);
+    expect(ok.body).toMatchObject({
+      object: 'payment_claim',
+      status: 'pending',
+      amount: '0.002',
+      transaction_id: claim.transaction_id,
+      rejection_reason: null,
+      approved_at: null,
+      approved_by_id: null,
+      crypto_transaction_id: null,
+      customer_id: customer.id,
+      currency: 'BTC',
+      to_address_id: btc.id,
+      to_address: BTC_BECH32,
+    });
+    expect(ok.body.id).toMatch(/^pymt_claim_/);
+    expect(await Event.countDocuments({ event: 'payment_claim.submitted', 'payload.id': ok.body.id })).toBe(1);
+    const used = (await a.api.get(`/v1/payment_claim_links/${link.id}`)).body;
+    expect(used).toMatchObject({ status: 'used', use_count: 1, usable: false, expired: false, crypto_payment_claim_id: ok.body.id });
+    expect(used.used_at).not.toBeNull();
+
+    const again = await post({ ...claim, transaction_id: txHash(), verification: await solve((await anon().get(`/v1/public/payment_claim_links/${secret}`)).body.challenge ?? fresh) });
+    expect(again.status).toBe(422);
+    expect(again.body.error.code).toBe('parameter_invalid');
+    expect((await anon().get(`/v1/public/payment_claim_links/${secret}`)).body).toMatchObject({ status: 'used', usable: false, challenge: null });
+  });
+
+  it('a solution is bound to its link and is good for one claim', async () => {
+    const { a, customer } = await setup();
+    const l1 = (await a.api.post('/v1/payment_claim_links', { customer_id: customer.id, max_uses: 5 })).body;
+    const l2 = (await a.api.post('/v1/payment_claim_links', { customer_id: customer.id, max_uses: 5 })).body;
+    const ch1 = (await anon().get(`/v1/public/payment_claim_links/${secretOf(l1)}`)).body.challenge;
+    const sol = await solve(ch1);
+    const claim = { amount: '0.01', currency: 'BTC', to_address: BTC_BECH32 };
+    expect((await anon().post(`/v1/public/payment_claim_links/${secretOf(l2)}/claims`, { ...claim, transaction_id: txHash(), verification: sol })).body.error.code).toBe('verification_failed');
+    expect((await anon().post(`/v1/public/payment_claim_links/${secretOf(l1)}/claims`, { ...claim, transaction_id: txHash(), verification: sol })).status).toBe(201);
+    expect((await anon().post(`/v1/public/payment_claim_links/${secretOf(l1)}/claims`, { ...claim, transaction_id: txHash(), verification: sol })).body.error.code).toBe('verification_failed');
+    expect((await a.api.get(`/v1/payment_claim_links/${l1.id}`)).body).toMatchObject({ status: 'active', use_count: 1, usable: true });
+  });
+});
+
+describe('payment claims', () => {
+  async function submitted(n = 1) {
+    const s = await setup();
+    const link = (await s.a.api.post('/v1/payment_claim_links', { customer_id: s.customer.id, max_uses: n })).body;
+    const claims = [];
+    for (let i = 0; i < n; i++) {
+      const ch = (await anon().get(`/v1/public/payment_claim_links/${secretOf(link)}`)).body.challenge;
+      const res = await anon().post(`/v1/public/payment_claim_links/${secretOf(link)}/claims`, { transaction_id: txHash(), amount: '0.002', currency: 'BTC', to_address: BTC_BECH32, verification: await solve(ch) });
+      expect(res.status).toBe(201);
+      claims.push(res.body);
+    }
+    return { ...s, link, claims };
+  }
+
+  it('approval records a manual_entry transaction and allocates it; a second decision is refused', async () => {
+    const { a, customer, claims, btc } = await submitted(1);
+    const invoice = await invoiceOf(a.api, customer.id, '100.00', '2027-01-01');
+    const res = await a.api.post(`/v1/crypto_payment_claims/${claims[0].id}/approval`);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ status: 'approved', approved_by_id: a.user_id, rejection_reason: null });
+    expect(typeof res.body.approved_by_id).toBe('number');
+    expect(res.body.approved_at).not.toBeNull();
+    const tx = (await a.api.get(`/v1/crypto_transactions/${res.body.crypto_transaction_id}`)).body;
+    expect(tx).toMatchObject({ transaction_source: 'manual_entry', amount: '0.002', currency: 'BTC', to_address_id: btc.id, transaction_id: claims[0].transaction_id, usd_value: '100.00' });
+    expect(tx.allocations).toEqual([expect.objectContaining({ invoice_id: invoice.id, amount_applied: '100.00' })]);
+    expect((await a.api.get(`/v1/invoices/${invoice.id}`)).body.status).toBe('paid');
+    expect(await Event.countDocuments({ event: 'payment_claim.approved', 'payload.id': claims[0].id })).toBe(1);
+    expect(await Event.countDocuments({ event: 'invoice.paid', 'payload.id': invoice.id })).toBe(1);
+    for (const path of ['approval', 'rejection']) {
+      const again = await a.api.post(`/v1/crypto_payment_claims/${claims[0].id}/${path}`);
+      expect(again.status).toBe(422);
+      expect(again.body.error).toMatchObject({ code: 'parameter_invalid', message: 'Payment claim is not pending', param: 'status' });
+    }
+  });
+
+  it('rejection with the default or a given reason; list with status filter; 404 across accounts and scopes', async () => {
+    const { a, claims } = await submitted(3);
+    const r1 = await a.api.post(`/v1/crypto_payment_claims/${claims[0].id}/rejection`);
+    expect(r1.status).toBe(200);
+    expect(r1.body).toMatchObject({ status: 'rejected', rejection_reason: 'No reason provided', approved_by_id: a.user_id, crypto_transaction_id: null });
+    expect(r1.body.approved_at).not.toBeNull();
+    const r2 = await a.api.post(`/v1/crypto_payment_claims/${claims[1].id}/rejection`, { reason: 'No such transaction' });
+    expect(r2.body.rejection_reason).toBe('No such transaction');
+    expect(await Event.countDocuments({ event: 'payment_claim.rejected', 'payload.id': claims[0].id })).toBe(1);
+    const list = (await a.api.get('/v1/crypto_payment_claims')).body;
+    expect(list.pagination.count).toBe(3);
+    expect(list.crypto_payment_claims.map((c: any) => c.id)).toEqual([claims[2].id, claims[1].id, claims[0].id]);
+    expect((await a.api.get('/v1/crypto_payment_claims?status=rejected')).body.crypto_payment_claims.map((c: any) => c.id).sort()).toEqual([claims[0].id, claims[1].id].sort());
+    expect((await a.api.get('/v1/crypto_payment_claims?status=pending')).body.crypto_payment_claims.map((c: any) => c.id)).toEqual([claims[2].id]);
+    expect((await a.api.get('/v1/crypto_payment_claims?status=bogus')).status).toBe(422);
+    expect((await a.api.get(`/v1/crypto_payment_claims/${claims[2].id}`)).body).toEqual(claims[2]);
+    const b = await newAccount(api.url);
+    for (const c of [b.api, a.sandbox]) {
+      expect((await c.get(`/v1/crypto_payment_claims/${claims[2].id}`)).status).toBe(404);
+      expect((await c.post(`/v1/crypto_payment_claims/${claims[2].id}/approval`)).status).toBe(404);
+      expect((await c.post(`/v1/crypto_payment_claims/${claims[2].id}/rejection`)).status).toBe(404);
+      expect((await c.get('/v1/crypto_payment_claims')).body.pagination.count).toBe(0);
+    }
+    expect((await a.api.get(`/v1/crypto_payment_claims/${claims[2].id}`)).body.status).toBe('pending');
+  });
+
+  it('concurrent decisions: exactly one wins; concurrent submissions never exceed max_uses', async () => {
+    const { a, claims, customer } = await submitted(1);
+    const results = await Promise.all([
+      a.api.post(`/v1/crypto_payment_claims/${claims[0].id}/approval`),
+      a.api.post(`/v1/crypto_payment_claims/${claims[0].id}/rejection`),
+      a.api.post(`/v1/crypto_payment_claims/${claims[0].id}/approval`),
+    ]);
+    expect(results.map((r) => r.status).sort()).toEqual([200, 422, 422]);
+    const link = (await a.api.post('/v1/payment_claim_links', { customer_id: customer.id, max_uses: 2 })).body;
+    const secret = secretOf(link);
+    const solutions = [];
+    for (let i = 0; i < 5; i++) solutions.push(await solve((await anon().get(`/v1/public/payment_claim_links/${secret}`)).body.challenge));
+    const subs = await Promise.all(
+      solutions.map((verification) => anon().post(`/v1/public/payment_claim_links/${secret}/claims`, { transaction_id: txHash(), amount: '0.001', currency: 'BTC', to_address: BTC_BECH32, verification })),
+    );
+    expect(subs.filter((r) => r.status === 201)).toHaveLength(2);
+    expect(subs.filter((r) => r.status === 422).every((r) => r.body.error.code === 'parameter_invalid')).toBe(true);
+    expect((await a.api.get(`/v1/payment_claim_links/${link.id}`)).body).toMatchObject({ status: 'used', use_count: 2 });
+  });
+
+  it('serves the pay page', async () => {
+    const { link } = await submitted(1);
+    const res = await fetch(`${api.url}/pay/${secretOf(link)}`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/text\/html/);
+    const html = await res.text();
+    expect(html).toContain('<form id="claim-form"');
+    expect(html).toContain('/v1/public/payment_claim_links/');
+  });
+});

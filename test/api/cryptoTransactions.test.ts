@@ -1,0 +1,211 @@
+import { useTestDatabase } from '../support/db';
+import { newAccount, startTestApi, TestApi } from '../support/api';
+import { Event } from '../../src/models/event';
+import { BTC_P2PKH, BTC_BECH32, ETH_EIP55, ETH_EIP55_2, customerWithWallet, invoiceOf, txHash } from '../crypto/helpers';
+import { FixedRateOracle, PriceOracle, setPriceOracle, PriceUnavailableError } from '../../src/services/priceOracle';
+import { allocateTransaction } from '../../src/services/allocation';
+
+useTestDatabase();
+let api: TestApi;
+beforeAll(async () => {
+  api = await startTestApi();
+});
+afterAll(() => api.close());
+
+async function setup() {
+  const a = await newAccount(api.url);
+  const { customer, wallet, accountWallet } = await customerWithWallet(a.api);
+  const btc = (await a.api.post('/v1/crypto_addresses', { wallet_id: wallet.id, currency_code: 'BTC', address: BTC_BECH32 })).body;
+  const eth = (await a.api.post('/v1/crypto_addresses', { wallet_id: wallet.id, currency_code: 'ETH', address: ETH_EIP55 })).body;
+  const acctEth = (await a.api.post('/v1/crypto_addresses', { wallet_id: accountWallet.id, currency_code: 'ETH', address: ETH_EIP55_2 })).body;
+  return { a, customer, wallet, btc, eth, acctEth };
+}
+
+const eventsOf = (name: string, id: string) => Event.find({ event: name, 'payload.id': id }).lean();
+
+describe('crypto transactions', () => {
+  it('records a manual entry with its precision, then allocates it: oldest due date first, partial, then credit', async () => {
+    const { a, customer, btc, eth } = await setup();
+    const later = await invoiceOf(a.api, customer.id, '30.00', '2027-03-01');
+    const oldest = await invoiceOf(a.api, customer.id, '100.00', '2027-01-15');
+    const middle = await invoiceOf(a.api, customer.id, '50.00', '2027-02-01');
+    // 0.00240000 BTC at 50,000 USD = 120.00 USD: pays `oldest`, 20.00 towards `middle`.
+    const res = await a.api.post('/v1/crypto_transactions', { to_address_id: btc.id, amount: '0.00240000', currency_code: 'BTC', transaction_id: 'abc123', timestamp: '2026-11-01T10:00:00.000Z' });
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({
+      object: 'crypto_transaction',
+      amount: '0.00240000',
+      transaction_id: 'abc123',
+      transaction_source: 'manual_entry',
+      timestamp: '2026-11-01T10:00:00.000Z',
+      currency: 'BTC',
+      from_address_id: null,
+      from_address: null,
+      to_address_id: btc.id,
+      to_address: BTC_BECH32,
+      allocations: [],
+    });
+    expect(res.body.id).toMatch(/^trxn_/);
+    const tx = (await a.api.get(`/v1/crypto_transactions/${res.body.id}`)).body;
+    expect(tx.usd_value).toBe('120.00');
+    expect(tx.unallocated_amount).toBe('0.00');
+    expect(tx.allocations.map((x: any) => [x.invoice_id, x.amount_applied])).toEqual([
+      [oldest.id, '100.00'],
+      [middle.id, '20.00'],
+    ]);
+    for (const al of tx.allocations) expect(al.id).toMatch(/^alloc_/);
+    const inv = async (id: string) => (await a.api.get(`/v1/invoices/${id}`)).body;
+    expect(await inv(oldest.id)).toMatchObject({ status: 'paid', amount_paid: '100.00' });
+    expect(await inv(middle.id)).toMatchObject({ status: 'pending', amount_paid: '20.00' });
+    expect(await inv(later.id)).toMatchObject({ status: 'pending', amount_paid: '0.00' });
+    expect(await eventsOf('crypto_transaction.received', tx.id)).toHaveLength(1);
+    expect(await eventsOf('crypto_transaction.allocated', tx.id)).toHaveLength(1);
+    expect(await eventsOf('invoice.paid', oldest.id)).toHaveLength(1);
+    expect(await eventsOf('invoice.paid', middle.id)).toHaveLength(0);
+    expect(await Event.countDocuments({ event: 'transaction_allocation.created', 'payload.crypto_transaction_id': tx.id })).toBe(2);
+
+    // Allocating again changes nothing and records nothing new.
+    expect(await allocateTransaction(tx.id)).toMatchObject({ status: 'already_allocated', allocations: 2 });
+    expect((await a.api.get(`/v1/crypto_transactions/${tx.id}`)).body).toEqual(tx);
+    expect(await Event.countDocuments({ event: 'transaction_allocation.created', 'payload.crypto_transaction_id': tx.id })).toBe(2);
+    expect(await eventsOf('invoice.paid', oldest.id)).toHaveLength(1);
+
+    // 1.5 ETH at 3,000 = 4,500.00: pays the rest (30.00 + 30.00), 4,440.00 stays as credit.
+    const big = (await a.api.post('/v1/crypto_transactions', { to_address_id: eth.id, amount: '1.5', currency: 'ETH', transaction_id: txHash() })).body;
+    const bigTx = (await a.api.get(`/v1/crypto_transactions/${big.id}`)).body;
+    expect(bigTx.amount).toBe('1.5');
+    expect(bigTx.unallocated_amount).toBe('4440.00');
+    expect(await inv(middle.id)).toMatchObject({ status: 'paid', amount_paid: '50.00' });
+    expect(await inv(later.id)).toMatchObject({ status: 'paid', amount_paid: '30.00' });
+
+    // Manual allocation of the credit to a new invoice; then the errors of that route.
+    const extra = await invoiceOf(a.api, customer.id, '40.00', '2027-05-01');
+    const manual = await a.api.post(`/v1/crypto_transactions/${big.id}/allocations`, { invoice_id: extra.id, amount_applied: '15.00' });
+    expect(manual.status).toBe(201);
+    expect(manual.body.unallocated_amount).toBe('4425.00');
+    expect(manual.body.allocations.at(-1)).toMatchObject({ invoice_id: extra.id, amount_applied: '15.00' });
+    expect(await inv(extra.id)).toMatchObject({ status: 'pending', amount_paid: '15.00' });
+    const rest = await a.api.post(`/v1/crypto_transactions/${big.id}/allocations`, { invoice_id: extra.id });
+    expect(rest.body.unallocated_amount).toBe('4400.00');
+    expect(await inv(extra.id)).toMatchObject({ status: 'paid', amount_paid: '40.00' });
+    expect(await eventsOf('invoice.paid', extra.id)).toHaveLength(1);
+    const closed = await a.api.post(`/v1/crypto_transactions/${big.id}/allocations`, { invoice_id: extra.id });
+    expect(closed.status).toBe(422);
+    expect(closed.body.error.param).toBe('invoice_id');
+    const another = await invoiceOf(a.api, customer.id, '10.00', '2027-06-01');
+    const tooMuch = await a.api.post(`/v1/crypto_transactions/${big.id}/allocations`, { invoice_id: another.id, amount_applied: '10.01' });
+    expect(tooMuch.status).toBe(422);
+    expect(tooMuch.body.error.param).toBe('amount_applied');
+    expect((await a.api.post(`/v1/crypto_transactions/${tx.id}/allocations`, { invoice_id: another.id })).body.error.param).toBe('amount_applied');
+    expect((await a.api.post(`/v1/crypto_transactions/${big.id}/allocations`, { invoice_id: 'inv_missing' })).status).toBe(404);
+    expect((await a.api.post(`/v1/crypto_transactions/${big.id}/allocations`, {})).status).toBe(400);
+  });
+
+  it('answers the errors: address, currency, amount, duplicate', async () => {
+    const { a, btc, eth } = await setup();
+    const b = await newAccount(api.url);
+    const post = (body: object) => a.api.post('/v1/crypto_transactions', body);
+    const base = { to_address_id: btc.id, amount: '0.1', currency_code: 'BTC', transaction_id: txHash() };
+    const noAddr = await post({ ...base, to_address_id: 'addr_missing' });
+    expect(noAddr.status).toBe(404);
+    expect(noAddr.body.error).toMatchObject({ code: 'resource_not_found', message: 'Crypto address not found', param: 'to_address_id' });
+    const doge = await post({ ...base, currency_code: 'DOGE' });
+    expect(doge.status).toBe(404);
+    expect(doge.body.error).toMatchObject({ message: 'Currency not found: DOGE', param: 'currency_code' });
+    const mismatch = await post({ ...base, currency_code: 'ETH' });
+    expect(mismatch.status).toBe(422);
+    expect(mismatch.body.error.param).toBe('currency_code');
+    for (const amount of ['0.123456789', '-1', '0', '1e3', ' 1', '1.', '.5', 'abc']) {
+      const r = await post({ ...base, amount });
+      expect([r.status, r.body.error.param]).toEqual([422, 'amount']);
+    }
+    expect((await post({ ...base, to_address_id: eth.id, currency_code: 'ETH', amount: '0.123456789012345678' })).status).toBe(201);
+    expect((await post({ ...base, to_address_id: eth.id, currency_code: 'ETH', amount: '0.1234567890123456789' })).status).toBe(422);
+    expect((await post({ ...base, timestamp: 'yesterday' })).body.error.param).toBe('timestamp');
+    expect((await post({ ...base, amount: 5 })).status).toBe(422);
+    expect((await post({ to_address_id: btc.id, currency_code: 'BTC', transaction_id: 'x' })).status).toBe(400);
+
+    const hash = txHash();
+    expect((await post({ ...base, transaction_id: hash })).status).toBe(201);
+    const dup = await post({ ...base, transaction_id: hash.toUpperCase().replace('0X', '0x'), amount: '0.2' });
+    expect(dup.status).toBe(422);
+    expect(dup.body.error).toMatchObject({ code: 'parameter_invalid', param: 'transaction_id' });
+    // Same hash to another address is another output: fine.
+    const other = (await a.api.post('/v1/crypto_addresses', { wallet_id: btc.wallet_id, currency_code: 'BTC', address: BTC_P2PKH })).body;
+    expect((await post({ ...base, to_address_id: other.id, transaction_id: hash })).status).toBe(201);
+    // Another account's address is not found.
+    expect((await b.api.post('/v1/crypto_transactions', base)).status).toBe(404);
+  });
+
+  it('lists by timestamp desc and is a 404 from another account or the sandbox, for every route', async () => {
+    const { a, btc, customer } = await setup();
+    const b = await newAccount(api.url);
+    const at = ['2026-01-02T00:00:00.000Z', '2026-03-01T00:00:00.000Z', '2026-02-01T00:00:00.000Z'];
+    const ids: string[] = [];
+    for (const t of at) ids.push((await a.api.post('/v1/crypto_transactions', { to_address_id: btc.id, amount: '0.001', currency_code: 'BTC', transaction_id: txHash(), timestamp: t })).body.id);
+    const list = (await a.api.get('/v1/crypto_transactions')).body;
+    expect(list.crypto_transactions.map((t: any) => t.timestamp)).toEqual([at[1], at[2], at[0]]);
+    expect(list.pagination.count).toBe(3);
+    const invoice = await invoiceOf(a.api, customer.id, '5.00', '2027-01-01');
+    for (const c of [b.api, a.sandbox]) {
+      expect((await c.get(`/v1/crypto_transactions/${ids[0]}`)).status).toBe(404);
+      expect((await c.post(`/v1/crypto_transactions/${ids[0]}/allocations`, { invoice_id: invoice.id })).status).toBe(404);
+      expect((await c.get('/v1/crypto_transactions')).body.pagination.count).toBe(0);
+    }
+    expect((await a.api.get('/v1/crypto_transactions?page=0')).status).toBe(422);
+  });
+
+  it('matches an account-wallet payment to the oldest open invoice whose balance equals its value within slippage', async () => {
+    const { a, customer, acctEth } = await setup();
+    await invoiceOf(a.api, customer.id, '100.00', '2027-01-01');
+    const match = await invoiceOf(a.api, customer.id, '300.00', '2027-02-01');
+    const match2 = await invoiceOf(a.api, customer.id, '300.00', '2027-03-01');
+    // 0.0999 ETH = 299.70 USD: within 0.5% of 300.00.
+    const tx = (await a.api.post('/v1/crypto_transactions', { to_address_id: acctEth.id, amount: '0.0999', currency_code: 'ETH', transaction_id: txHash() })).body;
+    const got = (await a.api.get(`/v1/crypto_transactions/${tx.id}`)).body;
+    expect(got.allocations).toEqual([expect.objectContaining({ invoice_id: match.id, amount_applied: '299.70' })]);
+    expect((await a.api.get(`/v1/invoices/${match.id}`)).body.status).toBe('paid');
+    expect((await a.api.get(`/v1/invoices/${match2.id}`)).body.status).toBe('pending');
+    // No match: left unallocated.
+    const none = (await a.api.post('/v1/crypto_transactions', { to_address_id: acctEth.id, amount: '0.05', currency_code: 'ETH', transaction_id: txHash() })).body;
+    const noneTx = (await a.api.get(`/v1/crypto_transactions/${none.id}`)).body;
+    expect(noneTx.allocations).toEqual([]);
+    expect(noneTx.unallocated_amount).toBe('150.00');
+  });
+
+  it('prices at the transaction timestamp; an oracle failure leaves it unallocated and a manual allocation answers 502', async () => {
+    const { a, customer, btc } = await setup();
+    const seen: string[] = [];
+    const dated: PriceOracle = {
+      async usdPrice(currency, at) {
+        seen.push(`${currency}@${at.toISOString()}`);
+        return at < new Date('2026-06-01T00:00:00Z') ? '40000' : '60000';
+      },
+    };
+    const prev = setPriceOracle(dated, false);
+    try {
+      const inv = await invoiceOf(a.api, customer.id, '40.00', '2027-01-01');
+      const tx = (await a.api.post('/v1/crypto_transactions', { to_address_id: btc.id, amount: '0.001', currency_code: 'BTC', transaction_id: txHash(), timestamp: '2026-05-01T12:00:00.000Z' })).body;
+      expect(seen).toContain('BTC@2026-05-01T12:00:00.000Z');
+      expect((await a.api.get(`/v1/crypto_transactions/${tx.id}`)).body.usd_value).toBe('40.00');
+      expect((await a.api.get(`/v1/invoices/${inv.id}`)).body.status).toBe('paid');
+
+      setPriceOracle({ usdPrice: async () => { throw new PriceUnavailableError('down'); } }, false);
+      const inv2 = await invoiceOf(a.api, customer.id, '40.00', '2027-01-02');
+      const down = await a.api.post('/v1/crypto_transactions', { to_address_id: btc.id, amount: '0.001', currency_code: 'BTC', transaction_id: txHash() });
+      expect(down.status).toBe(201);
+      expect((await a.api.get(`/v1/crypto_transactions/${down.body.id}`)).body).toMatchObject({ usd_value: null, allocations: [] });
+      const manual = await a.api.post(`/v1/crypto_transactions/${down.body.id}/allocations`, { invoice_id: inv2.id });
+      expect(manual.status).toBe(502);
+      expect(manual.body.error).toMatchObject({ type: 'api_error', code: 'external_api_error' });
+      setPriceOracle(new FixedRateOracle());
+      // The retry (the workflow's job; called directly here) allocates it once the oracle is back.
+      expect(await allocateTransaction(down.body.id)).toMatchObject({ status: 'allocated', allocations: 1, unallocated: '10.00' });
+      expect((await a.api.get(`/v1/invoices/${inv2.id}`)).body.status).toBe('paid');
+      const again = await a.api.post(`/v1/crypto_transactions/${down.body.id}/allocations`, { invoice_id: inv2.id });
+      expect([again.status, again.body.error.param]).toEqual([422, 'invoice_id']);
+    } finally {
+      setPriceOracle(prev, false);
+    }
+  });
+});

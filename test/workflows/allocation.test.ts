@@ -1,0 +1,155 @@
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { useTestDatabase } from '../support/db';
+import { timeSkippingEnvironment } from '../support/temporal';
+import { newAccount, startTestApi, TestApi } from '../support/api';
+import { createTestWorker, keepHistory, replay } from '../support/workflows';
+import { workflowIds } from '../../src/temporal/workflowIds';
+import { Event } from '../../src/models/event';
+import { Invoice, InvoiceDoc } from '../../src/models/invoice';
+import { CryptoTransaction, CryptoTransactionDoc } from '../../src/models/cryptoTransaction';
+import { allocateTransaction } from '../../src/services/allocation';
+import { FixedRateOracle, PriceUnavailableError, setPriceOracle } from '../../src/services/priceOracle';
+import { sumAmounts, compareAmounts } from '../../src/billing/money';
+import { BTC_BECH32, customerWithWallet, invoiceOf, txHash } from '../crypto/helpers';
+
+useTestDatabase();
+const taskQueue = 'allocation-test';
+let env: TestWorkflowEnvironment;
+let api: TestApi;
+
+beforeAll(async () => {
+  env = await timeSkippingEnvironment();
+  api = await startTestApi({}, {}, { client: env.client, taskQueue });
+});
+afterAll(async () => {
+  await api?.close();
+  await env?.teardown();
+});
+
+async function setup() {
+  const a = await newAccount(api.url);
+  const { customer, wallet } = await customerWithWallet(a.api);
+  const btc = (await a.api.post('/v1/crypto_addresses', { wallet_id: wallet.id, currency_code: 'BTC', address: BTC_BECH32 })).body;
+  return { a, customer, btc, handle: () => env.client.workflow.getHandle(workflowIds.allocation(customer.id)) };
+}
+
+/** Every invoice of the customer: never over-applied; returns the sum applied. */
+async function checkNoOverApply(customerId: string): Promise<string> {
+  const invoices = await Invoice.find({ customer_id: customerId }).lean<InvoiceDoc[]>();
+  for (const inv of invoices) {
+    expect(compareAmounts(inv.amount_paid ?? '0.00', inv.total_amount)).toBeLessThanOrEqual(0);
+    const entries = ((inv as any).crypto_allocations ?? []) as { amount_applied: string }[];
+    expect(sumAmounts(entries.map((e) => e.amount_applied))).toBe(inv.amount_paid);
+  }
+  return sumAmounts(invoices.map((i) => i.amount_paid ?? '0.00'));
+}
+
+/** For every transaction: allocations + unallocated == its USD value, exactly. */
+async function checkConservation(ids: string[]) {
+  for (const id of ids) {
+    const tx = await CryptoTransaction.findById(id).lean<CryptoTransactionDoc>();
+    expect(tx?.allocated_at).toBeTruthy();
+    expect(sumAmounts([...tx!.allocations.map((a) => a.amount_applied), tx!.unallocated_amount!])).toBe(tx!.usd_value);
+  }
+}
+
+describe('allocation workflow', () => {
+  it('allocates a recorded payment and pays the invoice, once; the history replays', async () => {
+    const worker = await createTestWorker(env, taskQueue);
+    await worker.runUntil(async () => {
+      const { a, customer, btc, handle } = await setup();
+      const invoice = await invoiceOf(a.api, customer.id, '100.00', '2027-01-01');
+      const tx = (await a.api.post('/v1/crypto_transactions', { to_address_id: btc.id, amount: '0.002', currency_code: 'BTC', transaction_id: txHash() })).body;
+      expect(tx.allocations).toEqual([]);
+      expect(await handle().result()).toBe(1);
+      expect((await a.api.get(`/v1/invoices/${invoice.id}`)).body).toMatchObject({ status: 'paid', amount_paid: '100.00' });
+      const got = (await a.api.get(`/v1/crypto_transactions/${tx.id}`)).body;
+      expect(got.allocations).toEqual([expect.objectContaining({ invoice_id: invoice.id, amount_applied: '100.00' })]);
+      for (const name of ['crypto_transaction.received', 'crypto_transaction.allocated']) expect(await Event.countDocuments({ event: name, 'payload.id': tx.id })).toBe(1);
+      expect(await Event.countDocuments({ event: 'invoice.paid', 'payload.id': invoice.id })).toBe(1);
+      expect(await Event.countDocuments({ event: 'transaction_allocation.created', 'payload.crypto_transaction_id': tx.id })).toBe(1);
+      // A replayed activity changes nothing.
+      expect(await allocateTransaction(tx.id)).toMatchObject({ status: 'already_allocated' });
+      expect(await Event.countDocuments({ event: 'invoice.paid', 'payload.id': invoice.id })).toBe(1);
+      await replay(keepHistory('allocation-pays-invoice', await handle().fetchHistory()), 'replay-allocation');
+    });
+  });
+
+  it('concurrent payments of one customer never over-apply an invoice', async () => {
+    const worker = await createTestWorker(env, taskQueue);
+    await worker.runUntil(async () => {
+      const { a, customer, btc, handle } = await setup();
+      for (const due of ['2027-01-01', '2027-02-01', '2027-03-01']) await invoiceOf(a.api, customer.id, '100.00', due);
+      // Five payments of 70.00 USD at once: 350.00 for 300.00 of invoices.
+      const txs = await Promise.all(
+        [0, 1, 2, 3, 4].map(() => a.api.post('/v1/crypto_transactions', { to_address_id: btc.id, amount: '0.0014', currency_code: 'BTC', transaction_id: txHash() })),
+      );
+      expect(txs.map((t) => t.status)).toEqual([201, 201, 201, 201, 201]);
+      expect(await handle().result()).toBeGreaterThanOrEqual(1);
+      await checkConservation(txs.map((t) => t.body.id));
+      expect(await checkNoOverApply(customer.id)).toBe('300.00');
+      const statuses = (await a.api.get(`/v1/invoices?customer_id=${customer.id}`)).body.invoices.map((i: any) => i.status);
+      expect(statuses).toEqual(['paid', 'paid', 'paid']);
+      expect(await Event.countDocuments({ event: 'invoice.paid', 'payload.customer_id': customer.id })).toBe(3);
+    });
+  });
+
+  it('retries while the price oracle is down, then allocates', async () => {
+    let calls = 0;
+    const prev = setPriceOracle(
+      {
+        async usdPrice(currency, at) {
+          calls += 1;
+          if (calls <= 2) throw new PriceUnavailableError('oracle down');
+          return new FixedRateOracle().usdPrice(currency);
+        },
+      },
+      false,
+    );
+    try {
+      const worker = await createTestWorker(env, taskQueue);
+      await worker.runUntil(async () => {
+        const { a, customer, btc, handle } = await setup();
+        const invoice = await invoiceOf(a.api, customer.id, '100.00', '2027-01-01');
+        await a.api.post('/v1/crypto_transactions', { to_address_id: btc.id, amount: '0.002', currency_code: 'BTC', transaction_id: txHash() });
+        expect(await handle().result()).toBe(1);
+        expect(calls).toBe(3);
+        expect((await a.api.get(`/v1/invoices/${invoice.id}`)).body.status).toBe('paid');
+      });
+    } finally {
+      setPriceOracle(prev, false);
+    }
+  });
+});
+
+describe('allocation without serialization', () => {
+  it('conditional writes alone keep concurrent allocations from over-applying', async () => {
+    const { a, customer, btc } = await setup();
+    for (const due of ['2027-01-01', '2027-02-01']) await invoiceOf(a.api, customer.id, '100.00', due);
+    // Recorded directly (no workflow), then allocated all at once.
+    const docs = await CryptoTransaction.insertMany(
+      [0, 1, 2, 3, 4, 5].map((i) => ({
+        _id: `trxn_concurrent${i}${customer.id.slice(5, 15)}`,
+        account_id: a.account_id,
+        sandbox: null,
+        currency: 'BTC',
+        amount: '0.0009',
+        transaction_id: txHash(),
+        transaction_source: 'manual_entry',
+        timestamp: new Date(),
+        to_address_id: btc.id,
+        to_address: btc.address,
+        wallet_id: btc.wallet_id,
+        customer_id: customer.id,
+        dedupe_key: `k-${customer.id}-${i}`,
+      })),
+    );
+    const ids = docs.map((d) => String(d._id));
+    await Promise.all(ids.map((id) => allocateTransaction(id, { attempts: 50 })));
+    await checkConservation(ids);
+    // 6 x 45.00 = 270.00 for 200.00 of invoices.
+    expect(await checkNoOverApply(customer.id)).toBe('200.00');
+    const unallocated = sumAmounts((await CryptoTransaction.find({ _id: { $in: ids } }).lean<CryptoTransactionDoc[]>()).map((t) => t.unallocated_amount!));
+    expect(unallocated).toBe('70.00');
+  });
+});
