@@ -1,29 +1,13 @@
 /** The Temporal worker process: runs every workflow and activity on the task queue. */
 import { NativeConnection, Worker } from '@temporalio/worker';
-import { loadConfig, ConfigError } from './src/config';
-import { createLogger } from './src/lib/logger';
-import { connectDatabase, disconnectDatabase } from './src/db/connection';
+import { disconnectDatabase } from './src/db/connection';
 import { createActivities } from './src/activities';
-import { connectTemporal } from './src/temporal/client';
-import { startDomains } from './src/services/runtime';
+import { bootProcess } from './src/services/process';
 
 async function main() {
-  let config;
-  try {
-    config = loadConfig();
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      console.error(`configuration error: ${err.message}`);
-      process.exit(2);
-    }
-    throw err;
-  }
-  const logger = createLogger(config.logLevel, 'worker');
-  await connectDatabase(config.mongodbUri);
   // Activities record events and may start workflows (webhook deliveries), so the worker
   // process wires the domains with a client too.
-  const temporal = await connectTemporal(config.temporal);
-  const stopDomains = await startDomains({ config, logger, temporal: { client: temporal.client, taskQueue: temporal.taskQueue, searchAttributes: true } });
+  const { config, logger, temporal, stopDomains } = await bootProcess('worker');
   const connection = await NativeConnection.connect({ address: config.temporal.address });
   const worker = await Worker.create({
     connection,

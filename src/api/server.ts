@@ -1,26 +1,11 @@
 /** The API process: config, database, Temporal client, HTTP server; clean stop on SIGINT/SIGTERM. */
-import { loadConfig, ConfigError } from '../config';
-import { createLogger } from '../lib/logger';
-import { connectDatabase, disconnectDatabase, pingDatabase } from '../db/connection';
-import { connectTemporal, pingTemporal } from '../temporal/client';
+import { disconnectDatabase, pingDatabase } from '../db/connection';
+import { pingTemporal } from '../temporal/client';
 import { createApp } from './app';
-import { startDomains } from '../services/runtime';
+import { bootProcess } from '../services/process';
 
 async function main() {
-  let config;
-  try {
-    config = loadConfig();
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      console.error(`configuration error: ${err.message}`);
-      process.exit(2);
-    }
-    throw err;
-  }
-  const logger = createLogger(config.logLevel, 'api');
-  await connectDatabase(config.mongodbUri);
-  const temporal = await connectTemporal(config.temporal);
-  const stopDomains = await startDomains({ config, logger, temporal: { client: temporal.client, taskQueue: temporal.taskQueue, searchAttributes: true } });
+  const { config, logger, temporal, stopDomains } = await bootProcess('api');
   const app = createApp({
     config,
     logger,

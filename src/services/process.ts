@@ -1,0 +1,31 @@
+/**
+ * Start-up shared by the API and worker processes: configuration (a bad value stops the
+ * process with a message), logger, database, Temporal client, and the domains wired to it.
+ */
+import { loadConfig, ConfigError, Config } from '../config';
+import { createLogger } from '../lib/logger';
+import { connectDatabase } from '../db/connection';
+import { connectTemporal, TemporalHandle } from '../temporal/client';
+import { startDomains } from './runtime';
+
+export function loadConfigOrExit(): Config {
+  try {
+    return loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(`configuration error: ${err.message}`);
+      process.exit(2);
+    }
+    throw err;
+  }
+}
+
+export async function bootProcess(name: 'api' | 'worker') {
+  const config = loadConfigOrExit();
+  const logger = createLogger(config.logLevel, name);
+  await connectDatabase(config.mongodbUri);
+  const temporal: TemporalHandle = await connectTemporal(config.temporal);
+  // Search attributes are registered by the scripts that start the server (npm start, compose).
+  const stopDomains = await startDomains({ config, logger, temporal: { client: temporal.client, taskQueue: temporal.taskQueue, searchAttributes: true } });
+  return { config, logger, temporal, stopDomains };
+}
