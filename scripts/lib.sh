@@ -68,8 +68,10 @@ start_ferretdb() { # port datadir logfile
   local port=$1 dir=$2 logfile=$3
   mkdir -p "$dir/sqlite" "$dir/state"
   # Its metrics/debug listener would take 127.0.0.1:8088 and clash with a second instance.
+  # _txlock=immediate: a write transaction takes SQLite's write lock at BEGIN and waits on the
+  # busy timeout, instead of failing with SQLITE_BUSY when a read lock cannot be upgraded.
   local debug_port; debug_port="$(free_port)"
-  start_bg "$logfile" "$TOOLS/bin/ferretdb" --debug-addr="127.0.0.1:$debug_port" --handler=sqlite --sqlite-url="file:$dir/sqlite/" \
+  start_bg "$logfile" "$TOOLS/bin/ferretdb" --debug-addr="127.0.0.1:$debug_port" --handler=sqlite --sqlite-url="file:$dir/sqlite/?_txlock=immediate" \
     --state-dir="$dir/state" --listen-addr="127.0.0.1:$port" --telemetry=disable --log-level=warn >/dev/null
   wait_for_port "$port" ferretdb 60 || { tail -n 20 "$logfile" >&2; return 1; }
 }
