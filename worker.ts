@@ -3,6 +3,7 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import { disconnectDatabase } from './src/db/connection';
 import { createActivities } from './src/activities';
 import { bootProcess } from './src/services/process';
+import { ensureChainWatchers } from './src/services/chainWatcher';
 
 async function main() {
   // Activities record events and may start workflows (webhook deliveries), so the worker
@@ -20,7 +21,10 @@ async function main() {
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   logger.info({ taskQueue: config.temporal.taskQueue }, 'worker running');
-  await worker.run();
+  const running = worker.run();
+  // On-chain detection runs where there is a worker to run it.
+  logger.info({ currencies: await ensureChainWatchers(config) }, 'chain watchers');
+  await running;
   await stopDomains();
   await connection.close();
   await temporal.connection.close();

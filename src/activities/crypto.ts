@@ -1,10 +1,14 @@
 import type { ActivityDeps } from './deps';
 import { allocateTransaction, setSlippageTolerance } from '../services/allocation';
 import { expirePaymentClaimLink } from '../services/paymentClaimLinks';
+import { isDefaultPriceOracle, priceOracleFromConfig, setPriceOracle } from '../services/priceOracle';
 
 /** Activities of the crypto domain. Each is idempotent: a retry never applies or records twice. */
 export function createCryptoActivities(deps: ActivityDeps) {
   setSlippageTolerance(deps.config.slippageTolerance);
+  // The worker prices transactions here. `fixed` (the default) is what the process starts with,
+  // so it is left alone: a fake oracle a test plugged in before building the worker stays.
+  if (!isDefaultPriceOracle(deps.config.priceOracle)) setPriceOracle(priceOracleFromConfig(deps.config.priceOracle));
   return {
     /** Prices and allocates one transaction; throws (and is retried) while the oracle is down. */
     allocateCryptoTransaction: async (txId: string) => allocateTransaction(txId),

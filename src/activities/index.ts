@@ -6,11 +6,12 @@ import type { ActivityDeps } from './deps';
 import { createBillingActivities } from './billing';
 import { createCryptoActivities } from './crypto';
 import { createWebhooksActivities } from './webhooks';
+import { createChainActivities } from './chains';
 
 export type { ActivityDeps } from './deps';
 
 export function createActivities(deps: ActivityDeps) {
-  return { ...createBillingActivities(deps), ...createCryptoActivities(deps), ...createWebhooksActivities(deps) };
+  return { ...createBillingActivities(deps), ...createCryptoActivities(deps), ...createWebhooksActivities(deps), ...createChainActivities(deps) };
 }
 
 export type Activities = ReturnType<typeof createActivities>;

@@ -8,7 +8,8 @@ export class ConfigError extends Error {}
 export const CONFIG_VARIABLES = [
   'PORT', 'HOST', 'LOG_LEVEL', 'MONGODB_URI', 'PUBLIC_URL', 'TEMPORAL_ADDRESS', 'TEMPORAL_NAMESPACE',
   'TEMPORAL_TASK_QUEUE', 'RATE_LIMIT_PER_MINUTE', 'INVOICE_DUE_DAYS', 'SLIPPAGE_TOLERANCE',
-  'WEBHOOK_ALLOW_PRIVATE_NETWORKS', 'CLAIM_VERIFICATION',
+  'WEBHOOK_ALLOW_PRIVATE_NETWORKS', 'CLAIM_VERIFICATION', 'PRICE_ORACLE', 'COINGECKO_URL', 'COINGECKO_API_KEY',
+  'ETH_RPC_URL', 'ETH_CONFIRMATIONS', 'ETH_POLL_SECONDS', 'BTC_ESPLORA_URL', 'BTC_CONFIRMATIONS', 'BTC_POLL_SECONDS',
 ] as const;
 
 type Env = Record<string, string | undefined>;
@@ -41,6 +42,17 @@ function decimalFraction(env: Env, name: string, def: string): string {
     throw new ConfigError(`${name} must be a decimal fraction below 1 (0.005 = 0.5%), got "${raw}"`);
   }
   return raw;
+}
+
+function oneOf<T extends string>(env: Env, name: string, def: T, values: readonly T[]): T {
+  const v = str(env, name, def);
+  if (!(values as readonly string[]).includes(v)) throw new ConfigError(`${name} must be one of ${values.join(', ')}, got "${v}"`);
+  return v as T;
+}
+
+/** An optional URL: empty means "not configured". */
+function optionalUrl(env: Env, name: string): string | null {
+  return str(env, name, '') === '' ? null : url(env, name, '');
 }
 
 function url(env: Env, name: string, def: string): string {
@@ -79,6 +91,25 @@ export function loadConfig(env: Env = process.env) {
     slippageTolerance: decimalFraction(env, 'SLIPPAGE_TOLERANCE', '0.005'),
     webhookAllowPrivateNetworks: bool(env, 'WEBHOOK_ALLOW_PRIVATE_NETWORKS', false),
     claimVerification: bool(env, 'CLAIM_VERIFICATION', true),
+    priceOracle: {
+      /** `fixed`: the embedded rate table; `coingecko`: CoinGecko's historical range API. */
+      provider: oneOf(env, 'PRICE_ORACLE', 'fixed', ['fixed', 'coingecko'] as const),
+      coingeckoUrl: url(env, 'COINGECKO_URL', 'https://api.coingecko.com/api/v3'),
+      coingeckoApiKey: str(env, 'COINGECKO_API_KEY', '') || null,
+    },
+    /** On-chain detection: a currency is watched when its node URL is set. */
+    chains: {
+      ETH: {
+        rpcUrl: optionalUrl(env, 'ETH_RPC_URL'),
+        confirmations: int(env, 'ETH_CONFIRMATIONS', 12, 1, 10_000),
+        pollSeconds: int(env, 'ETH_POLL_SECONDS', 5, 1, 3600),
+      },
+      BTC: {
+        esploraUrl: optionalUrl(env, 'BTC_ESPLORA_URL'),
+        confirmations: int(env, 'BTC_CONFIRMATIONS', 2, 1, 10_000),
+        pollSeconds: int(env, 'BTC_POLL_SECONDS', 30, 1, 3600),
+      },
+    },
   };
 }
 

@@ -6,6 +6,8 @@
 import { createHash } from 'node:crypto';
 import { CryptoTransaction, CryptoTransactionDoc, TransactionSource } from '../models/cryptoTransaction';
 import { Wallet, WalletDoc } from '../models/wallet';
+import { CryptoAddress, CryptoAddressDoc } from '../models/cryptoAddress';
+import { CryptoCurrency, validateAddress } from '../crypto/addresses';
 import { Scope, scopeFilter, findInScope } from '../models/scope';
 import { isDuplicateKey } from '../models/errors';
 import { newId, ID_PREFIX } from '../lib/ids';
@@ -56,11 +58,21 @@ export async function findCryptoTransaction(scope: Scope, id: string, param = 'i
   return tx;
 }
 
-/** Records a transaction, emits `crypto_transaction.received` and schedules its allocation. Returns the stored document. */
+export interface RecordOptions {
+  source: TransactionSource;
+  paymentClaimId?: string;
+  /** Block time of an on-chain payment (input.timestamp is for API callers). */
+  timestamp?: Date;
+  /** The sender as seen on chain, whether or not it is one of the scope's addresses. */
+  senderAddress?: string | null;
+}
+
+/**
+ * Records a transaction, emits `crypto_transaction.received` and schedules its allocation. Returns the stored document. */
 export async function recordCryptoTransaction(
   scope: Scope,
   input: CryptoTransactionInput,
-  opts: { source: TransactionSource; paymentClaimId?: string } = { source: 'manual_entry' },
+  opts: RecordOptions = { source: 'manual_entry' },
 ): Promise<CryptoTransactionDoc> {
   const address = await findCryptoAddress(scope, input.to_address_id, 'to_address_id');
   const currency = requireCurrency(input.currency_code ?? input.currency);
@@ -71,11 +83,13 @@ export async function recordCryptoTransaction(
   if (amountError) throw ApiError.invalid(`Amount is invalid: ${amountError}`, 'amount', { amount: [amountError] });
   const transactionId = input.transaction_id.trim();
   if (!transactionId) throw ApiError.validation('transaction_id', "can't be blank");
-  const timestamp = parseTimestamp(input.timestamp);
-  let from: { id: string; address: string } | null = null;
+  const timestamp = opts.timestamp ?? parseTimestamp(input.timestamp);
+  let from: { id: string | null; address: string } | null = null;
   if (input.from_address_id) {
     const f = await findCryptoAddress(scope, input.from_address_id, 'from_address_id');
     from = { id: f._id, address: f.address };
+  } else if (opts.senderAddress) {
+    from = { id: await ownAddressId(scope, currency, opts.senderAddress), address: opts.senderAddress };
   }
   const wallet = await findInScope<WalletDoc>(Wallet, scope, address.wallet_id);
   let tx: CryptoTransactionDoc;
@@ -100,14 +114,32 @@ export async function recordCryptoTransaction(
       })
     ).toObject() as CryptoTransactionDoc;
   } catch (err) {
+    if (isDuplicateKey(err) && opts.source === 'blockchain') {
+      // The watcher records a payment again after a retry: finish what the first attempt may not have.
+      const existing = await CryptoTransaction.findOne({ dedupe_key: dedupeKey(scope, currency, transactionId, address.address_key) }).lean<CryptoTransactionDoc>();
+      if (existing) return announce(scope, existing);
+    }
     if (isDuplicateKey(err)) {
       throw ApiError.invalid('This transaction has already been recorded for this address', 'transaction_id', { transaction_id: ['has already been recorded for this address'] });
     }
     throw err;
   }
-  await recordEvent(scope, 'crypto_transaction.received', presentCryptoTransaction(tx));
+  return announce(scope, tx);
+}
+
+/** `crypto_transaction.received` (once per transaction) and allocation: both safe to repeat. */
+async function announce(scope: Scope, tx: CryptoTransactionDoc): Promise<CryptoTransactionDoc> {
+  await recordEvent(scope, 'crypto_transaction.received', presentCryptoTransaction(tx), { idempotencyKey: `crypto_transaction.received:${tx._id}` });
   await scheduleAllocation(tx);
   return tx;
+}
+
+/** The id of the scope's own address `address` (a payment between two of its addresses), else null. */
+async function ownAddressId(scope: Scope, currency: CryptoCurrency, address: string): Promise<string | null> {
+  const checked = validateAddress(currency, address, 'test');
+  if (!checked.ok) return null;
+  const own = await CryptoAddress.findOne({ ...scopeFilter(scope), currency, address_key: checked.canonical }).lean<CryptoAddressDoc>();
+  return own?._id ?? null;
 }
 
 /** `POST /v1/crypto_transactions`: the transaction as recorded (allocation follows). */

@@ -6,6 +6,7 @@ import { ApiError } from '../lib/errors';
 import { presentCustomer } from '../presenters/customer';
 import { recordEvent } from './events';
 import { createWallet, deleteCustomerWallet } from './wallets';
+import { deleteCustomerPaymentClaimLinks } from './paymentClaimLinks';
 import { normalizeEmail, optionalText } from './validate';
 import { listPage } from './listing';
 
@@ -85,5 +86,7 @@ export async function deleteCustomer(scope: Scope, id: string): Promise<void> {
   const customer = await Customer.findByIdAndDelete(id).lean<CustomerDoc>();
   if (!customer) throw ApiError.notFound('Customer not found', 'id');
   await deleteCustomerWallet(scope, id);
+  // Its payment claim links too: none stays usable at /pay/<secret> for a deleted customer.
+  await deleteCustomerPaymentClaimLinks(scope, id);
   await recordEvent(scope, 'customer.deleted', eventPayload(customer));
 }

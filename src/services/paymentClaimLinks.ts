@@ -179,11 +179,21 @@ export async function listPaymentClaimLinks(scope: Scope, page: number) {
   return { payment_claim_links: items.map(present), pagination };
 }
 
-export async function deletePaymentClaimLink(scope: Scope, id: string): Promise<void> {
-  const link = await findLink(scope, id);
+/** Removes a link (its secret first, so `/pay/<secret>` answers 404 at once) and ends its workflow. */
+async function removeLink(link: PaymentClaimLinkDoc): Promise<void> {
   await PaymentClaimLinkSecret.deleteOne({ _id: secretKey(link.secret) });
   await PaymentClaimLink.deleteOne({ _id: link._id });
   await closeLinkWorkflow(link._id);
+}
+
+export async function deletePaymentClaimLink(scope: Scope, id: string): Promise<void> {
+  await removeLink(await findLink(scope, id));
+}
+
+/** Customer deletion: every link of the customer goes, the same way as deleting each one. */
+export async function deleteCustomerPaymentClaimLinks(scope: Scope, customerId: string): Promise<void> {
+  const links = await PaymentClaimLink.find({ ...scopeFilter(scope), customer_id: customerId }).lean<PaymentClaimLinkDoc[]>();
+  for (const link of links) await removeLink(link);
 }
 
 /** The workflow's activity at `expires_at`: active -> expired. True when the link is expired. */

@@ -1,9 +1,11 @@
 /**
  * USD prices of BTC and ETH at a moment, behind one interface. The fixed-rate table is the
- * embedded default (and what tests use); an HTTP provider can be plugged in with
- * `setPriceOracle`. Results are cached per (currency, minute).
+ * embedded default (and what tests use); `PRICE_ORACLE=coingecko` selects the HTTP provider
+ * (`priceOracleFromConfig`), and tests can plug their own with `setPriceOracle`. Results are
+ * cached per (currency, minute).
  */
 import type { CryptoCurrency } from '../crypto/addresses';
+import type { Config } from '../config';
 
 export interface PriceOracle {
   /** USD per coin at `at`, as a decimal string. Throws PriceUnavailableError when it cannot say. */
@@ -77,6 +79,25 @@ export class CoinGeckoOracle implements PriceOracle {
     // The API answers JSON numbers; keep up to 8 decimals as a plain decimal string.
     return best[1].toFixed(8).replace(/\.?0+$/, '') || '0';
   }
+}
+
+/** The oracle PRICE_ORACLE (and COINGECKO_URL, COINGECKO_API_KEY) select, without the cache. */
+export function priceOracleFromConfig(cfg: Config['priceOracle']): PriceOracle {
+  switch (cfg.provider) {
+    case 'fixed':
+      return new FixedRateOracle();
+    case 'coingecko':
+      return new CoinGeckoOracle(cfg.coingeckoUrl, cfg.coingeckoApiKey ?? undefined);
+  }
+}
+
+/**
+ * Whether start-up should replace the process's oracle with the configured one. The process
+ * starts with the fixed table, so `fixed` (the default) changes nothing and is left alone:
+ * an oracle a test plugged in with `setPriceOracle` before building an app or a worker stays.
+ */
+export function isDefaultPriceOracle(cfg: Config['priceOracle']): boolean {
+  return cfg.provider === 'fixed';
 }
 
 let current: PriceOracle = new CachedOracle(new FixedRateOracle());

@@ -5,4 +5,5 @@ export const workflowIds = {
   webhookDelivery: (eventId: string, endpointId: string) => `webhook-${eventId}-${endpointId}`,
   claimLink: (linkId: string) => `claim-link-${linkId}`,
   allocation: (customerOrAccountKey: string) => `allocation-${customerOrAccountKey}`,
+  chainWatcher: (currency: string) => `chain-watcher-${currency}`,
 };

@@ -1,6 +1,7 @@
 import { useTestDatabase } from '../support/db';
 import { newAccount, startTestApi, TestApi, client } from '../support/api';
 import { Event } from '../../src/models/event';
+import { setTemporal, TemporalContext } from '../../src/temporal/context';
 import { BTC_BECH32, ETH_EIP55, ETH_EIP55_2, customerWithWallet, invoiceOf, txHash } from '../crypto/helpers';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -162,6 +163,45 @@ describe('payment claim links', () => {
     expect((await anon().post(`/v1/public/payment_claim_links/${secretOf(l1)}/claims`, { ...claim, transaction_id: txHash(), verification: sol })).status).toBe(201);
     expect((await anon().post(`/v1/public/payment_claim_links/${secretOf(l1)}/claims`, { ...claim, transaction_id: txHash(), verification: sol })).body.error.code).toBe('verification_failed');
     expect((await a.api.get(`/v1/payment_claim_links/${l1.id}`)).body).toMatchObject({ status: 'active', use_count: 1, usable: true });
+  });
+});
+
+describe('customer deletion and payment claim links', () => {
+  it('deleting a customer deletes its links (public routes 404, gone from the list) and signals their workflows closed', async () => {
+    const { a, customer } = await setup();
+    const other = (await a.api.post('/v1/customers', { email: 'other@x.io' })).body;
+    const l1 = (await a.api.post('/v1/payment_claim_links', { customer_id: customer.id })).body;
+    const l2 = (await a.api.post('/v1/payment_claim_links', { customer_id: customer.id, max_uses: 3 })).body;
+    const kept = (await a.api.post('/v1/payment_claim_links', { customer_id: other.id })).body;
+    expect((await anon().get(`/v1/public/payment_claim_links/${secretOf(l1)}`)).status).toBe(200);
+
+    // This app has no Temporal client; a recording one stands in for the customer delete only.
+    const signalled: string[] = [];
+    const recording = {
+      taskQueue: 'unused',
+      client: { workflow: { getHandle: (id: string) => ({ signal: async (signal: { name: string }) => void signalled.push(`${id} ${signal.name}`) }) } },
+    } as unknown as TemporalContext;
+    setTemporal(recording);
+    let del;
+    try {
+      del = await a.api.del(`/v1/customers/${customer.id}`);
+    } finally {
+      setTemporal(null);
+    }
+    expect(del.status).toBe(204);
+    expect(signalled.sort()).toEqual([`claim-link-${l1.id} claimLinkClosed`, `claim-link-${l2.id} claimLinkClosed`].sort());
+
+    for (const link of [l1, l2]) {
+      const pub = await anon().get(`/v1/public/payment_claim_links/${secretOf(link)}`);
+      expect(pub.status).toBe(404);
+      expect(pub.body.error).toMatchObject({ param: 'secret' });
+      const claim = await anon().post(`/v1/public/payment_claim_links/${secretOf(link)}/claims`, { transaction_id: txHash(), amount: '0.001', currency: 'BTC', to_address: BTC_BECH32 });
+      expect(claim.status).toBe(404);
+      expect((await a.api.get(`/v1/payment_claim_links/${link.id}`)).status).toBe(404);
+    }
+    // Another customer's link stays.
+    expect((await a.api.get('/v1/payment_claim_links')).body).toMatchObject({ payment_claim_links: [expect.objectContaining({ id: kept.id })], pagination: { count: 1 } });
+    expect((await anon().get(`/v1/public/payment_claim_links/${secretOf(kept)}`)).status).toBe(200);
   });
 });
 

@@ -18,6 +18,8 @@ describe('config', () => {
     ['PUBLIC_URL', 'not a url', /PUBLIC_URL must be a URL/],
     ['LOG_LEVEL', 'loud', /LOG_LEVEL/],
     ['RATE_LIMIT_PER_MINUTE', '0', /RATE_LIMIT_PER_MINUTE/],
+    ['PRICE_ORACLE', 'chainlink', /PRICE_ORACLE must be one of fixed, coingecko/],
+    ['COINGECKO_URL', 'not a url', /COINGECKO_URL must be a URL/],
   ])('stops on a bad %s (%s)', (name, value, message) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(message);

@@ -1,6 +1,23 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { CachedOracle, CoinGeckoOracle, FixedRateOracle, PriceUnavailableError } from '../../src/services/priceOracle';
+import pino from 'pino';
+import {
+  CachedOracle,
+  CoinGeckoOracle,
+  FixedRateOracle,
+  PriceOracle,
+  PriceUnavailableError,
+  getPriceOracle,
+  priceOracleFromConfig,
+  setPriceOracle,
+} from '../../src/services/priceOracle';
+import { ConfigError, loadConfig } from '../../src/config';
+import { createActivities } from '../../src/activities';
+import { useTestDatabase } from '../support/db';
+import { newAccount, startTestApi } from '../support/api';
+import { BTC_BECH32, customerWithWallet, invoiceOf, txHash } from './helpers';
+
+useTestDatabase();
 
 /** A local server answering like CoinGecko's /coins/{id}/market_chart/range. */
 function startFakeCoinGecko() {
@@ -69,5 +86,66 @@ describe('price oracles', () => {
   it('CoinGecko unreachable: PriceUnavailableError', async () => {
     const o = new CoinGeckoOracle('http://127.0.0.1:9/api/v3', undefined, 60, 2000);
     await expect(o.usdPrice('ETH', new Date())).rejects.toBeInstanceOf(PriceUnavailableError);
+  });
+});
+
+describe('price oracle from configuration', () => {
+  it('PRICE_ORACLE selects the provider; a bad value is a ConfigError', async () => {
+    expect(loadConfig({}).priceOracle).toEqual({ provider: 'fixed', coingeckoUrl: 'https://api.coingecko.com/api/v3', coingeckoApiKey: null });
+    expect(priceOracleFromConfig(loadConfig({}).priceOracle)).toBeInstanceOf(FixedRateOracle);
+    expect(priceOracleFromConfig(loadConfig({ PRICE_ORACLE: 'coingecko' }).priceOracle)).toBeInstanceOf(CoinGeckoOracle);
+    expect(() => loadConfig({ PRICE_ORACLE: 'chainlink' })).toThrow(ConfigError);
+    expect(() => loadConfig({ PRICE_ORACLE: 'chainlink' })).toThrow('PRICE_ORACLE must be one of fixed, coingecko, got "chainlink"');
+    await expect(startTestApi({}, { PRICE_ORACLE: 'CoinGecko' })).rejects.toBeInstanceOf(ConfigError);
+    expect(() => loadConfig({ PRICE_ORACLE: 'coingecko', COINGECKO_URL: 'not a url' })).toThrow(ConfigError);
+  });
+
+  it('PRICE_ORACLE=coingecko: a manual transaction through the API is priced by the CoinGecko server; stopping restores the oracle', async () => {
+    const before = getPriceOracle();
+    const fake = await startFakeCoinGecko();
+    const api = await startTestApi({}, { PRICE_ORACLE: 'coingecko', COINGECKO_URL: fake.url, COINGECKO_API_KEY: 'cg-key' });
+    try {
+      expect(getPriceOracle()).not.toBe(before);
+      const a = await newAccount(api.url);
+      const { customer, wallet } = await customerWithWallet(a.api);
+      const btc = (await a.api.post('/v1/crypto_addresses', { wallet_id: wallet.id, currency_code: 'BTC', address: BTC_BECH32 })).body;
+      const invoice = await invoiceOf(a.api, customer.id, '100.00', '2027-01-01');
+      // 12:05 is a sample: 42000 + (t / 300000) % 100 + 0.123456789 = 42057.12345679 USD (fixed table: 50000).
+      const at = '2026-05-01T12:05:00.000Z';
+      const res = await a.api.post('/v1/crypto_transactions', { to_address_id: btc.id, amount: '0.01', currency_code: 'BTC', transaction_id: txHash(), timestamp: at });
+      expect(res.status).toBe(201);
+      // No Temporal client in this app: allocation ran inline.
+      const tx = (await a.api.get(`/v1/crypto_transactions/${res.body.id}`)).body;
+      expect(tx).toMatchObject({ usd_value: '420.57', unallocated_amount: '320.57' });
+      expect(tx.allocations).toEqual([expect.objectContaining({ invoice_id: invoice.id, amount_applied: '100.00' })]);
+      const asked = fake.requests.filter((r) => r.path === '/api/v3/coins/bitcoin/market_chart/range');
+      expect(asked.length).toBeGreaterThanOrEqual(1);
+      expect(asked[0].key).toBe('cg-key');
+      expect(Number(asked[0].query.get('from'))).toBeLessThan(Date.parse(at) / 1000);
+      expect(Number(asked[0].query.get('to'))).toBeGreaterThan(Date.parse(at) / 1000);
+    } finally {
+      await api.close();
+      await fake.close();
+    }
+    expect(getPriceOracle()).toBe(before);
+    expect(await getPriceOracle().usdPrice('BTC', new Date())).toBe('50000.00');
+  });
+
+  it('the default (fixed) leaves an oracle a test plugged in; coingecko replaces it in the worker activities', async () => {
+    const fakeOracle: PriceOracle = { usdPrice: async () => '1.23' };
+    const prev = setPriceOracle(fakeOracle, false);
+    try {
+      const api = await startTestApi();
+      createActivities({ config: loadConfig({ LOG_LEVEL: 'silent' }), logger: pino({ level: 'silent' }) });
+      expect(getPriceOracle()).toBe(fakeOracle);
+      await api.close();
+      expect(getPriceOracle()).toBe(fakeOracle);
+
+      createActivities({ config: loadConfig({ LOG_LEVEL: 'silent', PRICE_ORACLE: 'coingecko', COINGECKO_URL: 'http://127.0.0.1:9/api/v3' }), logger: pino({ level: 'silent' }) });
+      expect(getPriceOracle()).not.toBe(fakeOracle);
+      expect(getPriceOracle()).toBeInstanceOf(CachedOracle);
+    } finally {
+      setPriceOracle(prev, false);
+    }
   });
 });

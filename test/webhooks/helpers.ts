@@ -1,4 +1,4 @@
-/** Shared by the webhook tests: an independent signature check and polling. */
+/** Shared by the webhook tests: an independent signature check (and polling, from support/wait). */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
 /** The spec's check, written from the spec and not from the service's code. */
@@ -10,14 +10,4 @@ export function signatureValid(rawBody: string, header: string | string[] | unde
   return timingSafeEqual(expected, Buffer.from(parts.v1, 'hex'));
 }
 
-export async function waitFor<T>(fn: () => Promise<T | undefined | null | false> | T | undefined | null | false, what: string, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v as T;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+export { waitFor, sleep } from '../support/wait';

@@ -1,0 +1,22 @@
+import type { ActivityDeps } from './deps';
+import type { CryptoCurrency } from '../crypto/addresses';
+import type { BlockRef, ChainClient } from '../chains/types';
+import { chainClientFor } from '../chains';
+import { chainSettings, ScanResult, scanChain } from '../services/chainWatcher';
+
+/** Activities of on-chain detection. A scan is idempotent: rescanning a block records nothing twice. */
+export function createChainActivities(deps: ActivityDeps) {
+  const clients = new Map<CryptoCurrency, ChainClient | null>();
+  const clientFor = (currency: CryptoCurrency) => {
+    if (!clients.has(currency)) clients.set(currency, chainClientFor(deps.config, currency));
+    return clients.get(currency)!;
+  };
+  return {
+    /** Scans `currency`'s chain after `cursor`; null when the currency is no longer configured (the watcher ends). */
+    scanChain: async (currency: CryptoCurrency, cursor: BlockRef | null): Promise<ScanResult | null> => {
+      const client = clientFor(currency);
+      if (!client) return null;
+      return scanChain(client, chainSettings(deps.config, currency), cursor);
+    },
+  };
+}

@@ -1,0 +1,174 @@
+/**
+ * On-chain detection, one scan at a time (run by the watcher workflow's activity). A scan:
+ * 1. checks the cursor's block is still in the best chain, else resumes lower (reorg);
+ * 2. reads the next blocks and notes every payment to a watched address as a chain payment
+ *    (`pending`, upserted by tx hash and output, so rescans write the same record);
+ * 3. re-checks where every unfinished chain payment is now: gone from the best chain ->
+ *    `dropped` (never recorded, never allocated); in another block -> moved;
+ * 4. records a payment that reached the confirmation threshold as a `blockchain` crypto
+ *    transaction in every scope holding the address, which allocates it.
+ * Like BTCPay's detectors, it only records payments; allocation stays with services/allocation.
+ */
+import type { Config } from '../config';
+import type { CryptoCurrency } from '../crypto/addresses';
+import { validateAddress } from '../crypto/addresses';
+import { BlockRef, ChainClient, ChainPayment } from '../chains/types';
+import { confirmationsOf, initialCursorHeight, nextScanRange, rewoundCursorHeight } from '../chains/scan';
+import { ChainCursor, ChainCursorDoc, ChainPaymentDoc, ChainPaymentRecord } from '../models/chainPayment';
+import { CryptoAddress, CryptoAddressDoc } from '../models/cryptoAddress';
+import { isDuplicateKey } from '../models/errors';
+import { recordCryptoTransaction } from './cryptoTransactions';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import { watchedCurrencies } from '../chains';
+import { getTemporal } from '../temporal/context';
+import { workflowIds } from '../temporal/workflowIds';
+import type { chainWatcherWorkflow } from '../workflows/chainWatcher';
+
+export interface ScanResult {
+  cursor: BlockRef;
+  /** The cursor reached the tip: the workflow sleeps one poll interval. */
+  caughtUp: boolean;
+  pollMs: number;
+  /** Chain payments recorded as crypto transactions by this scan. */
+  recorded: number;
+}
+
+export interface ChainSettings {
+  confirmations: number;
+  pollSeconds: number;
+}
+
+export function chainSettings(config: Config, currency: CryptoCurrency): ChainSettings {
+  return config.chains[currency];
+}
+
+/** Canonical key of an address as the node reports it, or null when it is not a valid address. */
+function addressKeyOf(currency: CryptoCurrency, address: string): string | null {
+  const checked = validateAddress(currency, address, 'test');
+  return checked.ok ? checked.canonical : null;
+}
+
+async function watchedKeys(currency: CryptoCurrency): Promise<Set<string>> {
+  const rows = await CryptoAddress.find({ currency }, { address_key: 1 }).lean<Pick<CryptoAddressDoc, 'address_key'>[]>();
+  return new Set(rows.map((r) => r.address_key));
+}
+
+const chainPaymentId = (currency: CryptoCurrency, p: Pick<ChainPayment, 'txHash' | 'outputIndex'>) => `${currency}:${p.txHash.toLowerCase()}:${p.outputIndex}`;
+
+/** Notes a payment seen in a block (again): pending at this block, unless already recorded. */
+async function notePayment(currency: CryptoCurrency, p: ChainPayment, addressKey: string): Promise<void> {
+  const _id = chainPaymentId(currency, p);
+  const existing = await ChainPaymentRecord.findById(_id).lean<ChainPaymentDoc>();
+  if (existing?.status === 'recorded') return;
+  const fields = {
+    currency, tx_hash: p.txHash.toLowerCase(), output_index: p.outputIndex, to_address: p.toAddress, address_key: addressKey,
+    amount: p.amount, from_address: p.fromAddress, block_height: p.block.height, block_hash: p.block.hash, timestamp: p.timestamp, status: 'pending' as const,
+  };
+  if (existing) {
+    await ChainPaymentRecord.updateOne({ _id }, { $set: fields });
+    return;
+  }
+  try {
+    await ChainPaymentRecord.create({ _id, ...fields });
+  } catch (err) {
+    if (!isDuplicateKey(err)) throw err; // a concurrent scan noted it first
+  }
+}
+
+/** Steps 1 and 2: returns the new cursor. */
+async function scanBlocks(client: ChainClient, settings: ChainSettings, cursor: BlockRef | null, tip: BlockRef): Promise<BlockRef> {
+  const currency = client.currency;
+  let at: BlockRef;
+  if (!cursor) {
+    const height = initialCursorHeight(tip.height, settings.confirmations);
+    at = { height, hash: height < 0 ? '' : (await client.blockHash(height)) ?? '' };
+  } else if (cursor.height >= 0 && (await client.blockHash(cursor.height)) !== cursor.hash) {
+    const height = rewoundCursorHeight(cursor, settings.confirmations);
+    at = { height, hash: height < 0 ? '' : (await client.blockHash(height)) ?? '' };
+  } else {
+    at = cursor;
+  }
+  const range = nextScanRange(at.height, tip.height);
+  if (!range) return at;
+  const watched = await watchedKeys(currency);
+  const keyOf = new Map<string, string | null>();
+  const key = (address: string) => {
+    if (!keyOf.has(address)) keyOf.set(address, addressKeyOf(currency, address));
+    return keyOf.get(address) ?? null;
+  };
+  for (let height = range.from; height <= range.to; height++) {
+    const { block, payments } = await client.paymentsInBlock(height, (address) => {
+      const k = key(address);
+      return k !== null && watched.has(k);
+    });
+    for (const p of payments) await notePayment(currency, p, key(p.toAddress)!);
+    at = block;
+  }
+  return at;
+}
+
+/** Steps 3 and 4 for every unfinished chain payment of the currency. */
+async function settlePayments(client: ChainClient, settings: ChainSettings, tip: BlockRef): Promise<number> {
+  const currency = client.currency;
+  const open = await ChainPaymentRecord.find({ currency, status: { $in: ['pending', 'dropped'] } }).lean<ChainPaymentDoc[]>();
+  let recorded = 0;
+  for (const p of open) {
+    const placement = await client.placement(p.tx_hash);
+    if (!placement) {
+      if (p.status !== 'dropped') await ChainPaymentRecord.updateOne({ _id: p._id }, { $set: { status: 'dropped' } });
+      continue;
+    }
+    if (placement.block.hash !== p.block_hash || p.status === 'dropped') {
+      await ChainPaymentRecord.updateOne({ _id: p._id }, { $set: { status: 'pending', block_height: placement.block.height, block_hash: placement.block.hash } });
+    }
+    if (confirmationsOf(Math.max(tip.height, placement.block.height), placement.block.height) < settings.confirmations) continue;
+    recorded += await recordChainPayment(p);
+    await ChainPaymentRecord.updateOne({ _id: p._id }, { $set: { status: 'recorded', recorded_at: new Date() } });
+  }
+  return recorded;
+}
+
+/** A final chain payment becomes a crypto transaction in each scope that holds the address (a retry finds what exists). */
+async function recordChainPayment(p: ChainPaymentDoc): Promise<number> {
+  const holders = await CryptoAddress.find({ currency: p.currency, address_key: p.address_key }).lean<CryptoAddressDoc[]>();
+  for (const address of holders) {
+    await recordCryptoTransaction(
+      { accountId: address.account_id, sandbox: address.sandbox ?? null },
+      { to_address_id: address._id, amount: p.amount, currency_code: p.currency, transaction_id: p.tx_hash },
+      { source: 'blockchain', timestamp: new Date(p.timestamp), senderAddress: p.from_address ?? null },
+    );
+  }
+  return holders.length;
+}
+
+/** One scan of the chain after `cursor` (null: the stored cursor, or near the tip). Idempotent. */
+export async function scanChain(client: ChainClient, settings: ChainSettings, cursor: BlockRef | null): Promise<ScanResult> {
+  const currency = client.currency;
+  if (!cursor) {
+    const stored = await ChainCursor.findById(currency).lean<ChainCursorDoc>();
+    if (stored) cursor = { height: stored.height, hash: stored.hash };
+  }
+  const tip = await client.tip();
+  const next = await scanBlocks(client, settings, cursor, tip);
+  const recorded = await settlePayments(client, settings, tip);
+  await ChainCursor.updateOne({ _id: currency }, { $set: { height: next.height, hash: next.hash } }, { upsert: true });
+  return { cursor: next, caughtUp: next.height >= tip.height, pollMs: settings.pollSeconds * 1000, recorded };
+}
+
+/** Starts the watcher workflow of every currency with a configured node (already running: left alone). */
+export async function ensureChainWatchers(config: Config): Promise<CryptoCurrency[]> {
+  const { client, taskQueue } = getTemporal();
+  const currencies = watchedCurrencies(config);
+  for (const currency of currencies) {
+    try {
+      await client.workflow.start<typeof chainWatcherWorkflow>('chainWatcherWorkflow', {
+        workflowId: workflowIds.chainWatcher(currency),
+        taskQueue,
+        args: [{ currency, cursor: null }],
+      });
+    } catch (err) {
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    }
+  }
+  return currencies;
+}

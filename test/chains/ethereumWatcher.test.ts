@@ -1,0 +1,133 @@
+/**
+ * On-chain detection of ETH end to end: a local development chain, the real API and worker on
+ * Temporal's test server, the watcher workflow polling over JSON-RPC.
+ */
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { useTestDatabase } from '../support/db';
+import { timeSkippingEnvironment } from '../support/temporal';
+import { newAccount, startTestApi, TestApi } from '../support/api';
+import { createTestWorker } from '../support/workflows';
+import { startDevChain, DevChain, newEthAddress } from '../support/devChain';
+import { waitFor, sleep } from '../support/wait';
+import { customerWithWallet, invoiceOf } from '../crypto/helpers';
+import { loadConfig } from '../../src/config';
+import { ensureChainWatchers } from '../../src/services/chainWatcher';
+import { workflowIds } from '../../src/temporal/workflowIds';
+import { chainCursorQuery } from '../../src/temporal/cryptoDefinitions';
+import { Event } from '../../src/models/event';
+import { ChainPaymentRecord } from '../../src/models/chainPayment';
+import { CryptoTransaction } from '../../src/models/cryptoTransaction';
+
+useTestDatabase();
+const taskQueue = 'eth-watcher-test';
+const CONFIRMATIONS = 3;
+let env: TestWorkflowEnvironment;
+let api: TestApi;
+let chain: DevChain;
+let chainEnv: Record<string, string>;
+
+beforeAll(async () => {
+  chain = await startDevChain();
+  chainEnv = { ETH_RPC_URL: chain.url, ETH_CONFIRMATIONS: String(CONFIRMATIONS), ETH_POLL_SECONDS: '1' };
+  env = await timeSkippingEnvironment();
+  api = await startTestApi({}, chainEnv, { client: env.client, taskQueue });
+});
+afterAll(async () => {
+  await api?.close();
+  await env?.teardown();
+  await chain?.close();
+});
+afterEach(async () => {
+  await env.client.workflow.getHandle(workflowIds.chainWatcher('ETH')).terminate('test over').catch(() => undefined);
+});
+
+async function payer() {
+  const a = await newAccount(api.url);
+  const { customer, wallet } = await customerWithWallet(a.api);
+  const address = (await a.api.post('/v1/crypto_addresses', { wallet_id: wallet.id, currency_code: 'ETH', address: newEthAddress() })).body;
+  expect(address.id).toBeDefined();
+  return { a, customer, address };
+}
+
+/** The watcher has scanned up to the chain's current tip. */
+async function scannedToTip() {
+  const tip = await chain.height();
+  await waitFor(async () => ((await env.client.workflow.getHandle(workflowIds.chainWatcher('ETH')).query(chainCursorQuery))?.height ?? -1) >= tip, `scan of block ${tip}`);
+}
+
+describe('ETH watcher', () => {
+  it('records a payment once it has the confirmations, then pays the invoice and writes the events', async () => {
+    const worker = await createTestWorker(env, taskQueue, chainEnv);
+    await worker.runUntil(async () => {
+      const { a, customer, address } = await payer();
+      const invoice = await invoiceOf(a.api, customer.id, '1500.00', '2027-01-01');
+      expect(await ensureChainWatchers(loadConfig({ ...process.env, ...chainEnv }))).toEqual(['ETH']);
+
+      // 0.5 ETH at the fixed $3,000 = $1,500, in its own block: one confirmation.
+      const sent = await chain.send(address.address, '0.5');
+      await scannedToTip();
+      expect(await ChainPaymentRecord.findById(`ETH:${sent.hash.toLowerCase()}:0`).lean()).toMatchObject({ status: 'pending', block_height: sent.blockNumber, amount: '0.5' });
+      await chain.mine(CONFIRMATIONS - 2);
+      await scannedToTip();
+      expect((await a.api.get('/v1/crypto_transactions')).body.crypto_transactions).toEqual([]);
+
+      // The block that reaches the threshold.
+      await chain.mine(1);
+      // The allocation's last write is its event.
+      await waitFor(async () => (await Event.countDocuments({ event: 'crypto_transaction.allocated' })) > 0, 'allocated event');
+      expect((await a.api.get(`/v1/invoices/${invoice.id}`)).body).toMatchObject({ status: 'paid', amount_paid: '1500.00' });
+      const list = (await a.api.get('/v1/crypto_transactions')).body.crypto_transactions;
+      expect(list).toHaveLength(1);
+      expect(list[0]).toMatchObject({
+        transaction_source: 'blockchain',
+        transaction_id: sent.hash.toLowerCase(),
+        amount: '0.5',
+        currency: 'ETH',
+        to_address_id: address.id,
+        from_address: sent.from,
+        allocations: [expect.objectContaining({ invoice_id: invoice.id, amount_applied: '1500.00' })],
+      });
+      for (const name of ['crypto_transaction.received', 'crypto_transaction.allocated']) {
+        expect(await Event.countDocuments({ event: name, 'payload.id': list[0].id })).toBe(1);
+      }
+      expect(await Event.countDocuments({ event: 'invoice.paid', 'payload.id': invoice.id })).toBe(1);
+
+      // More blocks and scans record nothing twice.
+      await chain.mine(3);
+      await scannedToTip();
+      await sleep(1500);
+      expect(await CryptoTransaction.countDocuments({ transaction_id: sent.hash.toLowerCase() })).toBe(1);
+      expect(await Event.countDocuments({ event: 'crypto_transaction.received', 'payload.id': list[0].id })).toBe(1);
+    });
+  });
+
+  it('never records a payment that vanished in a reorg before reaching the threshold', async () => {
+    const worker = await createTestWorker(env, taskQueue, chainEnv);
+    await worker.runUntil(async () => {
+      const { a, customer, address } = await payer();
+      const invoice = await invoiceOf(a.api, customer.id, '300.00', '2027-01-01');
+      await ensureChainWatchers(loadConfig({ ...process.env, ...chainEnv }));
+      await scannedToTip();
+
+      const before = await chain.snapshot();
+      const gone = await chain.send(address.address, '0.2');
+      await chain.mine(1);
+      await scannedToTip();
+      expect(await ChainPaymentRecord.findById(`ETH:${gone.hash.toLowerCase()}:0`).lean()).toMatchObject({ status: 'pending' });
+
+      // The blocks holding the payment are replaced by a longer chain without it.
+      await chain.revert(before);
+      await chain.mine(CONFIRMATIONS + 3);
+      await scannedToTip();
+      await waitFor(async () => (await ChainPaymentRecord.findById(`ETH:${gone.hash.toLowerCase()}:0`).lean())?.status === 'dropped', 'payment dropped');
+
+      // A payment in the new chain is still found (the watcher rescanned after the reorg).
+      const kept = await chain.send(address.address, '0.1');
+      await chain.mine(CONFIRMATIONS);
+      await waitFor(async () => (await a.api.get(`/v1/invoices/${invoice.id}`)).body.status === 'paid', 'invoice paid by the payment that stayed');
+      const txs = (await a.api.get('/v1/crypto_transactions')).body.crypto_transactions;
+      expect(txs.map((t: any) => t.transaction_id)).toEqual([kept.hash.toLowerCase()]);
+      expect(await CryptoTransaction.countDocuments({ transaction_id: gone.hash.toLowerCase() })).toBe(0);
+    });
+  });
+});
