@@ -89,26 +89,32 @@ start_temporal_dev() { # port uiport dbfile logfile [--headless]
   wait_for_port "$port" temporal 120 || { tail -n 20 "$logfile" >&2; return 1; }
 }
 
+# Debian packages (root only). Waits for another apt to finish; if an interrupted install left
+# dpkg half-configured, repairs it and tries once more.
+apt_install() {
+  local what="$1"; shift
+  if [[ $(id -u) -ne 0 ]] || ! command -v apt-get >/dev/null; then
+    log "$what is missing and cannot be installed here (need root and apt-get)"; return 1
+  fi
+  log "installing $what from Debian packages..."
+  local apt=(env DEBIAN_FRONTEND=noninteractive NEEDRESTART_SUSPEND=1 apt-get -o DPkg::Lock::Timeout=600 -y -qq)
+  "${apt[@]}" update >/dev/null
+  if ! "${apt[@]}" install "$@" >/dev/null; then
+    log "apt failed; repairing dpkg state and retrying"
+    DEBIAN_FRONTEND=noninteractive dpkg --configure -a >/dev/null || true
+    "${apt[@]}" --fix-broken install >/dev/null
+    "${apt[@]}" install "$@" >/dev/null
+  fi
+}
+
 # The docker-compose.yml check needs a compose implementation (no engine): Debian's docker-compose.
 ensure_compose() {
   if docker compose version >/dev/null 2>&1 || command -v docker-compose >/dev/null 2>&1; then return 0; fi
-  if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
-    log "installing docker-compose from Debian packages..."
-    DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker-compose >/dev/null
-  else
-    log "docker-compose is missing and cannot be installed here (need root and apt-get)"; return 1
-  fi
+  apt_install docker-compose docker-compose
 }
 
 # The pay page is tested in a real browser: Debian's chromium, driven by playwright-core.
 ensure_chromium() {
   if command -v chromium >/dev/null 2>&1; then return 0; fi
-  if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
-    log "installing chromium from Debian packages (browser tests of the pay page)..."
-    DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
-  else
-    log "chromium is missing and cannot be installed here (need root and apt-get)"; return 1
-  fi
+  apt_install "chromium (browser tests of the pay page)" chromium
 }
