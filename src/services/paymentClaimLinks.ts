@@ -214,6 +214,17 @@ async function linkBySecret(secret: string): Promise<PaymentClaimLinkDoc> {
   return link;
 }
 
+/** True when `secret` opens a link (of any status): the pay page answers 404 otherwise. */
+export async function paymentClaimLinkExists(secret: string): Promise<boolean> {
+  try {
+    await linkBySecret(secret);
+    return true;
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 404) return false;
+    throw err;
+  }
+}
+
 /** Where the customer can pay: the customer's wallet addresses, else the account wallet's. */
 async function payToAddresses(link: PaymentClaimLinkDoc): Promise<CryptoAddressDoc[]> {
   const scope: Scope = { accountId: link.account_id, sandbox: link.sandbox ?? null };

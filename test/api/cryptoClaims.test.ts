@@ -294,5 +294,9 @@ describe('payment claims', () => {
     const html = await res.text();
     expect(html).toContain('<form id="claim-form"');
     expect(html).toContain('/v1/public/payment_claim_links/');
+    // An unknown secret: the same page (it says the link does not exist), with a 404.
+    const unknown = await fetch(`${api.url}/pay/${'n'.repeat(43)}`);
+    expect(unknown.status).toBe(404);
+    expect(await unknown.text()).toContain('<form id="claim-form"');
   });
 });

@@ -5,6 +5,7 @@
  */
 import type Router from '@koa/router';
 import type { AppState, Ctx } from '../context';
+import { paymentClaimLinkExists } from '../../services/paymentClaimLinks';
 
 const PAGE = `<!doctype html>
 <html lang="en">
@@ -144,7 +145,9 @@ const PAGE = `<!doctype html>
 `;
 
 export function payPageRoutes(router: Router<AppState>) {
-  router.get('/pay/:secret', (ctx: Ctx) => {
+  router.get('/pay/:secret', async (ctx: Ctx) => {
+    // The same page either way (it explains what is wrong); the status tells crawlers and tools.
+    ctx.status = (await paymentClaimLinkExists(ctx.params.secret)) ? 200 : 404;
     ctx.type = 'text/html; charset=utf-8';
     ctx.set('Cache-Control', 'no-store');
     ctx.set('Referrer-Policy', 'no-referrer');
