@@ -107,18 +107,22 @@ async function scanBlocks(client: ChainClient, settings: ChainSettings, cursor: 
   return at;
 }
 
-/** Steps 3 and 4 for every unfinished chain payment of the currency. */
+/**
+ * Steps 3 and 4 for every pending chain payment of the currency. A dropped one is not polled:
+ * if its transaction is mined again, the scan of that block makes it pending again (a reorg
+ * that replaced blocks at or below the cursor also moved the cursor back, step 1).
+ */
 async function settlePayments(client: ChainClient, settings: ChainSettings, tip: BlockRef): Promise<number> {
   const currency = client.currency;
-  const open = await ChainPaymentRecord.find({ currency, status: { $in: ['pending', 'dropped'] } }).lean<ChainPaymentDoc[]>();
+  const open = await ChainPaymentRecord.find({ currency, status: 'pending' }).lean<ChainPaymentDoc[]>();
   let recorded = 0;
   for (const p of open) {
     const placement = await client.placement(p.tx_hash);
     if (!placement) {
-      if (p.status !== 'dropped') await ChainPaymentRecord.updateOne({ _id: p._id }, { $set: { status: 'dropped' } });
+      await ChainPaymentRecord.updateOne({ _id: p._id }, { $set: { status: 'dropped' } });
       continue;
     }
-    if (placement.block.hash !== p.block_hash || p.status === 'dropped') {
+    if (placement.block.hash !== p.block_hash) {
       await ChainPaymentRecord.updateOne({ _id: p._id }, { $set: { status: 'pending', block_height: placement.block.height, block_hash: placement.block.hash } });
     }
     if (confirmationsOf(Math.max(tip.height, placement.block.height), placement.block.height) < settings.confirmations) continue;
