@@ -5,7 +5,7 @@
  * strings with integer/string math only. Plain `fetch` and no Node modules, so this file
  * also runs under Deno.
  */
-import { BlockRef, ChainClient, ChainPayment, ChainUnavailableError, TxPlacement } from './types';
+import { BlockPayments, BlockRef, ChainClient, ChainPayment, ChainUnavailableError, TxPlacement } from './types';
 
 /** Esplora's fixed page size for a block's transactions (start_index must be a multiple of it). */
 const TXS_PER_PAGE = 25;
@@ -145,13 +145,14 @@ export class EsploraClient implements ChainClient {
   }
 
   /** The header of block `hash`: its height and time (seconds), and how many transactions it has. */
-  private async header(hash: string): Promise<{ height: number; timestamp: number; txCount: number }> {
+  private async header(hash: string): Promise<{ height: number; timestamp: number; txCount: number; parentHash: string | null }> {
     const path = `/block/${hash}`;
     const block = await this.getJson(path);
     if (!isObject(block) || block.id !== hash || !isHeight(block.height) || !isHeight(block.timestamp) || !isHeight(block.tx_count) || block.tx_count < 1) {
       throw new ChainUnavailableError(`Esplora GET ${path} answered no block header`);
     }
-    return { height: block.height, timestamp: block.timestamp, txCount: block.tx_count };
+    const parentHash = typeof block.previousblockhash === 'string' ? block.previousblockhash : null;
+    return { height: block.height, timestamp: block.timestamp, txCount: block.tx_count, parentHash };
   }
 
   async tip(): Promise<BlockRef> {
@@ -166,7 +167,7 @@ export class EsploraClient implements ChainClient {
     return this.getHash(`/block-height/${height}`, true);
   }
 
-  async paymentsInBlock(height: number, isWatched: (address: string) => boolean): Promise<{ block: BlockRef; payments: ChainPayment[] }> {
+  async paymentsInBlock(height: number, isWatched: (address: string) => boolean): Promise<BlockPayments> {
     const hash = await this.blockHash(height);
     // The watcher only asks for heights it saw under the tip: a missing block means the chain just got shorter.
     if (hash === null) throw new ChainUnavailableError(`Esplora has no block at height ${height} (reorg?)`);
@@ -202,7 +203,7 @@ export class EsploraClient implements ChainClient {
     // A block replaced while its pages were read would mix two blocks: let the caller retry.
     const hashNow = await this.blockHash(height);
     if (hashNow !== hash) throw new ChainUnavailableError(`Esplora block at height ${height} changed during the scan (${hash} -> ${hashNow})`);
-    return { block, payments };
+    return { block, parentHash: header.parentHash, payments };
   }
 
   /** One page of block `block`'s transactions, which must hold exactly `expected` of them. */

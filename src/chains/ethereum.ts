@@ -4,7 +4,7 @@
  * transfers and tokens are not detected (docs/DECISIONS.md).
  */
 import { formatUnits, JsonRpcProvider } from 'ethers';
-import { BlockRef, ChainClient, ChainPayment, ChainUnavailableError, TxPlacement } from './types';
+import { BlockPayments, BlockRef, ChainClient, ChainPayment, ChainUnavailableError, TxPlacement } from './types';
 
 export class EthereumRpcClient implements ChainClient {
   readonly currency = 'ETH' as const;
@@ -34,7 +34,7 @@ export class EthereumRpcClient implements ChainClient {
     return block?.hash ?? null;
   }
 
-  async paymentsInBlock(height: number, isWatched: (address: string) => boolean) {
+  async paymentsInBlock(height: number, isWatched: (address: string) => boolean): Promise<BlockPayments> {
     const block = await this.call(`block ${height}`, () => this.provider.getBlock(height, true));
     if (!block || block.hash === null) throw new ChainUnavailableError(`ETH block ${height} is not there (yet)`);
     const ref: BlockRef = { height: block.number, hash: block.hash };
@@ -55,7 +55,7 @@ export class EthereumRpcClient implements ChainClient {
         timestamp: new Date(block.timestamp * 1000),
       });
     }
-    return { block: ref, payments };
+    return { block: ref, parentHash: block.number === 0 ? null : block.parentHash, payments };
   }
 
   async placement(txHash: string): Promise<TxPlacement> {

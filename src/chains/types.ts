@@ -29,6 +29,13 @@ export interface ChainPayment {
 /** Where a transaction is now: in a block of the best chain, or not (reorged out, dropped, still in the mempool). */
 export type TxPlacement = { block: BlockRef } | null;
 
+export interface BlockPayments {
+  block: BlockRef;
+  /** The previous block's hash (null for the genesis block): the scan checks the blocks it reads form one chain. */
+  parentHash: string | null;
+  payments: ChainPayment[];
+}
+
 export interface ChainClient {
   readonly currency: CryptoCurrency;
   /** The best chain's tip. */
@@ -39,7 +46,7 @@ export interface ChainClient {
    * Payments in the block at `height` to an address for which `isWatched` is true (it is
    * given the address as the node reports it). Failed transactions are not payments.
    */
-  paymentsInBlock(height: number, isWatched: (address: string) => boolean): Promise<{ block: BlockRef; payments: ChainPayment[] }>;
+  paymentsInBlock(height: number, isWatched: (address: string) => boolean): Promise<BlockPayments>;
   /** Where transaction `txHash` is now in the best chain. */
   placement(txHash: string): Promise<TxPlacement>;
 }

@@ -12,7 +12,8 @@
 import type { Config } from '../config';
 import type { CryptoCurrency } from '../crypto/addresses';
 import { validateAddress } from '../crypto/addresses';
-import { BlockRef, ChainClient, ChainPayment } from '../chains/types';
+import { BlockRef, ChainClient, ChainPayment, ChainUnavailableError } from '../chains/types';
+import { decimalPlacesOf, Dec, formatCryptoAmount } from '../crypto/amounts';
 import { confirmationsOf, initialCursorHeight, nextScanRange, rewoundCursorHeight } from '../chains/scan';
 import { ChainCursor, ChainCursorDoc, ChainPaymentDoc, ChainPaymentRecord } from '../models/chainPayment';
 import { CryptoAddress, CryptoAddressDoc } from '../models/cryptoAddress';
@@ -97,10 +98,15 @@ async function scanBlocks(client: ChainClient, settings: ChainSettings, cursor: 
     return keyOf.get(address) ?? null;
   };
   for (let height = range.from; height <= range.to; height++) {
-    const { block, payments } = await client.paymentsInBlock(height, (address) => {
+    const { block, parentHash, payments } = await client.paymentsInBlock(height, (address) => {
       const k = key(address);
       return k !== null && watched.has(k);
     });
+    // The chain changed under the scan (a reorg between two reads): keep what was scanned up to
+    // here and let the next scan check the cursor again, which rewinds if needed.
+    if (at.hash !== '' && parentHash !== null && parentHash !== at.hash) {
+      throw new ChainUnavailableError(`${currency} block ${height} does not follow ${at.hash}: reorg during the scan`);
+    }
     for (const p of payments) await notePayment(currency, p, key(p.toAddress)!);
     at = block;
   }
@@ -119,7 +125,8 @@ async function settlePayments(client: ChainClient, settings: ChainSettings, tip:
   for (const p of open) {
     const placement = await client.placement(p.tx_hash);
     if (!placement) {
-      await ChainPaymentRecord.updateOne({ _id: p._id }, { $set: { status: 'dropped' } });
+      // Only when its block really left the chain: a lagging node may not know the transaction yet.
+      if ((await client.blockHash(p.block_height)) !== p.block_hash) await ChainPaymentRecord.updateOne({ _id: p._id }, { $set: { status: 'dropped' } });
       continue;
     }
     if (placement.block.hash !== p.block_hash) {
@@ -132,13 +139,20 @@ async function settlePayments(client: ChainClient, settings: ChainSettings, tip:
   return recorded;
 }
 
-/** A final chain payment becomes a crypto transaction in each scope that holds the address (a retry finds what exists). */
+/**
+ * A final chain payment becomes a crypto transaction in each scope that holds the address (a
+ * retry finds what exists). A transaction is recorded once per receiving address, so several
+ * outputs of one transaction to the same address are recorded as one, with their sum.
+ */
 async function recordChainPayment(p: ChainPaymentDoc): Promise<number> {
   const holders = await CryptoAddress.find({ currency: p.currency, address_key: p.address_key }).lean<CryptoAddressDoc[]>();
+  const outputs = await ChainPaymentRecord.find({ currency: p.currency, tx_hash: p.tx_hash, address_key: p.address_key }).lean<ChainPaymentDoc[]>();
+  // Written as precisely as the node wrote the outputs (BTC: always 8 decimals).
+  const amount = formatCryptoAmount(p.currency, outputs.reduce((sum, o) => sum.plus(o.amount), new Dec(0)), Math.max(...outputs.map((o) => decimalPlacesOf(o.amount))));
   for (const address of holders) {
     await recordCryptoTransaction(
       { accountId: address.account_id, sandbox: address.sandbox ?? null },
-      { to_address_id: address._id, amount: p.amount, currency_code: p.currency, transaction_id: p.tx_hash },
+      { to_address_id: address._id, amount, currency_code: p.currency, transaction_id: p.tx_hash },
       { source: 'blockchain', timestamp: new Date(p.timestamp), senderAddress: p.from_address ?? null },
     );
   }
