@@ -4,6 +4,7 @@ import { runApiBench } from './api';
 import { runWebhookBench } from './webhooks';
 import { runRenewalBench } from './renewals';
 import { runCryptoBench } from './crypto';
+import { runDetectionBench } from './detection';
 
 async function main() {
   const apiUrl = `http://127.0.0.1:${process.env.PORT}`;
@@ -14,6 +15,7 @@ async function main() {
     if (want('api')) console.log((await runApiBench(apiUrl)).join('\n'));
     if (want('renewals')) console.log((await runRenewalBench(apiUrl)).join('\n'));
     if (want('crypto')) console.log((await runCryptoBench(apiUrl)).join('\n'));
+    if (want('detection')) console.log((await runDetectionBench(apiUrl)).join('\n'));
     if (want('webhooks')) {
       console.log((await runWebhookBench({ temporalAddress: process.env.TEMPORAL_ADDRESS!, mongoUri: process.env.MONGODB_URI! })).join('\n'));
     }

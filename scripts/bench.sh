@@ -23,6 +23,14 @@ export LOG_LEVEL=warn
 export RATE_LIMIT_PER_MINUTE=1000000
 export WEBHOOK_ALLOW_PRIVATE_NETWORKS=true
 export BENCH_RUN_DIR="$RUN"
+
+# The detection section watches a local Ethereum chain; other sections run without one.
+if [[ $# -eq 0 || "${1:-}" == "detection" ]]; then
+  start_dev_chain "$(free_port)" "$RUN/ganache.log"
+fi
+export ETH_CONFIRMATIONS="${BENCH_ETH_CONFIRMATIONS:-12}"
+export ETH_POLL_SECONDS="${BENCH_ETH_POLL_SECONDS:-1}"
+
 start_bg "$RUN/worker.log" node --import tsx "$ROOT/worker.ts" >/dev/null
 export BENCH_WORKER_PID="${PIDS[-1]}"
 start_bg "$RUN/api.log" node --import tsx "$ROOT/src/api/server.ts" >/dev/null

@@ -76,6 +76,23 @@ start_ferretdb() { # port datadir logfile
   wait_for_port "$port" ferretdb 60 || { tail -n 20 "$logfile" >&2; return 1; }
 }
 
+# A local Ethereum development chain (ganache, the project's pinned devDependency): deterministic
+# funded accounts, one block per transaction. Exports ETH_RPC_URL once it answers JSON-RPC.
+start_dev_chain() { # port logfile [ganache options, e.g. --miner.blockTime 2]
+  local port=$1 logfile=$2 i; shift 2
+  start_bg "$logfile" "$ROOT/node_modules/.bin/ganache" --wallet.deterministic --miner.instamine eager --logging.quiet \
+    --chain.chainId 1337 --server.host 127.0.0.1 --server.port "$port" "$@" >/dev/null
+  export ETH_RPC_URL="http://127.0.0.1:$port"
+  for ((i = 0; i < 300; i++)); do
+    if any_dead; then break; fi
+    if node -e "fetch(process.argv[1],{method:'POST',headers:{'Content-Type':'application/json'},body:JSON.stringify({jsonrpc:'2.0',id:1,method:'eth_blockNumber',params:[]})}).then(r=>r.json()).then(j=>process.exit(typeof j.result==='string'?0:1),()=>process.exit(1))" "$ETH_RPC_URL"; then
+      return 0
+    fi
+    sleep 0.2
+  done
+  log "ganache did not answer JSON-RPC at $ETH_RPC_URL"; tail -n 20 "$logfile" >&2; return 1
+}
+
 # Search attributes operators use to find subscriptions in the Temporal UI.
 SEARCH_ATTRIBUTES=(AccountId=Keyword CustomerId=Keyword SubscriptionStatus=Keyword NextBillingDate=Datetime)
 

@@ -38,6 +38,13 @@ else
   log "using TEMPORAL_ADDRESS=$TEMPORAL_ADDRESS from the environment"
 fi
 
+if [[ "${DEV_CHAIN:-}" == "1" && -z "${ETH_RPC_URL:-}" ]]; then
+  ETH_PORT="${ETH_PORT:-8545}"
+  log "starting a local Ethereum development chain (ganache, a block every 2 s) on 127.0.0.1:$ETH_PORT"
+  start_dev_chain "$ETH_PORT" "$LOGS/ganache.log" --miner.blockTime 2
+  export ETH_CONFIRMATIONS="${ETH_CONFIRMATIONS:-2}" ETH_POLL_SECONDS="${ETH_POLL_SECONDS:-2}"
+fi
+
 log "starting worker"
 start_bg "$LOGS/worker.log" node --import tsx "$ROOT/worker.ts" >/dev/null
 log "starting API on port $PORT"
@@ -49,7 +56,8 @@ cat <<MSG
   API          http://localhost:$PORT/v1   (health: /healthz, /readyz)
   Temporal UI  http://localhost:$TEMPORAL_UI_PORT
   Logs         $LOGS/
-
+${ETH_RPC_URL:+  ETH node     $ETH_RPC_URL (watched: ${ETH_CONFIRMATIONS:-12} confirmations, poll ${ETH_POLL_SECONDS:-5} s)
+}
   Create an account (prints its tokens):
     npm run --silent cli -- accounts create --email you@example.com --password 'a-long-password' --json
 

@@ -169,7 +169,10 @@ export async function scanChain(client: ChainClient, settings: ChainSettings, cu
   const tip = await client.tip();
   const next = await scanBlocks(client, settings, cursor, tip);
   const recorded = await settlePayments(client, settings, tip);
-  await ChainCursor.updateOne({ _id: currency }, { $set: { height: next.height, hash: next.hash } }, { upsert: true });
+  // Written when it moved: an idle watcher polling every second should not keep the database busy.
+  if (next.height !== cursor?.height || next.hash !== cursor?.hash) {
+    await ChainCursor.updateOne({ _id: currency }, { $set: { height: next.height, hash: next.hash } }, { upsert: true });
+  }
   return { cursor: next, caughtUp: next.height >= tip.height, pollMs: settings.pollSeconds * 1000, recorded };
 }
 
