@@ -82,7 +82,8 @@ async function candidateInvoices(tx: CryptoTransactionDoc): Promise<InvoiceDoc[]
   const scope = scopeOfDoc(tx);
   const found = tx.customer_id
     ? await Invoice.find({ customer_id: tx.customer_id }).lean<InvoiceDoc[]>()
-    : await Invoice.find({ account_id: tx.account_id, sandbox: tx.sandbox ?? null, status: { $in: OPEN } }).lean<InvoiceDoc[]>();
+    // Every status, as for a customer: a replay must see the invoices an interrupted attempt already paid.
+    : await Invoice.find({ account_id: tx.account_id, sandbox: tx.sandbox ?? null }).lean<InvoiceDoc[]>();
   return found.filter((i) => inScope(i, scope));
 }
 

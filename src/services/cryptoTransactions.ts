@@ -114,15 +114,15 @@ export async function recordCryptoTransaction(
       })
     ).toObject() as CryptoTransactionDoc;
   } catch (err) {
-    if (isDuplicateKey(err) && opts.source === 'blockchain') {
-      // The watcher records a payment again after a retry: finish what the first attempt may not have.
-      const existing = await CryptoTransaction.findOne({ dedupe_key: dedupeKey(scope, currency, transactionId, address.address_key) }).lean<CryptoTransactionDoc>();
-      if (existing) return announce(scope, existing);
-    }
-    if (isDuplicateKey(err)) {
-      throw ApiError.invalid('This transaction has already been recorded for this address', 'transaction_id', { transaction_id: ['has already been recorded for this address'] });
-    }
-    throw err;
+    if (!isDuplicateKey(err)) throw err;
+    // Recorded before. The first attempt may have died after its insert (a busy database answered
+    // 500, a crashed worker): finish what it may not have, at most once (both steps are keyed).
+    const existing = await CryptoTransaction.findOne({ dedupe_key: dedupeKey(scope, currency, transactionId, address.address_key) }).lean<CryptoTransactionDoc>();
+    // The watcher recording a payment again after a retry: the existing transaction is the answer.
+    if (existing && opts.source === 'blockchain') return announce(scope, existing);
+    // A manual entry is still refused; if it was never allocated, that is scheduled on the way.
+    if (existing && !existing.allocated_at) await announce(scope, existing);
+    throw ApiError.invalid('This transaction has already been recorded for this address', 'transaction_id', { transaction_id: ['has already been recorded for this address'] });
   }
   return announce(scope, tx);
 }

@@ -137,6 +137,30 @@ describe('crypto transactions', () => {
     expect((await b.api.post('/v1/crypto_transactions', base)).status).toBe(404);
   });
 
+  it('a repeated entry of a transaction left unallocated (first attempt failed after its insert) is refused and allocates it, once', async () => {
+    const { a, customer, btc } = await setup();
+    const invoice = await invoiceOf(a.api, customer.id, '100.00', '2027-01-01');
+    const body = { to_address_id: btc.id, amount: '0.002', currency_code: 'BTC', transaction_id: txHash() };
+    const prev = setPriceOracle({ usdPrice: async () => { throw new PriceUnavailableError('down'); } }, false);
+    let first;
+    try {
+      first = await a.api.post('/v1/crypto_transactions', body);
+    } finally {
+      setPriceOracle(prev, false);
+    }
+    expect(first.status).toBe(201);
+    expect((await a.api.get(`/v1/invoices/${invoice.id}`)).body.status).toBe('pending');
+    const again = await a.api.post('/v1/crypto_transactions', body);
+    expect(again.status).toBe(422);
+    expect(again.body.error.param).toBe('transaction_id');
+    expect((await a.api.get(`/v1/invoices/${invoice.id}`)).body).toMatchObject({ status: 'paid', amount_paid: '100.00' });
+    expect((await a.api.get(`/v1/crypto_transactions/${first.body.id}`)).body.allocations).toHaveLength(1);
+    expect(await eventsOf('crypto_transaction.received', first.body.id)).toHaveLength(1);
+    // Allocated now: a third entry is refused and changes nothing.
+    expect((await a.api.post('/v1/crypto_transactions', body)).status).toBe(422);
+    expect(await eventsOf('crypto_transaction.allocated', first.body.id)).toHaveLength(1);
+  });
+
   it('lists by timestamp desc and is a 404 from another account or the sandbox, for every route', async () => {
     const { a, btc, customer } = await setup();
     const b = await newAccount(api.url);

@@ -153,4 +153,26 @@ describe('allocation without serialization', () => {
     const unallocated = sumAmounts((await CryptoTransaction.find({ _id: { $in: ids } }).lean<CryptoTransactionDoc[]>()).map((t) => t.unallocated_amount!));
     expect(unallocated).toBe('70.00');
   });
+
+  it('a replay of an account-wallet payment after a crash does not pay a second invoice', async () => {
+    const a = await newAccount(api.url);
+    const { customer, accountWallet } = await customerWithWallet(a.api);
+    const btc = (await a.api.post('/v1/crypto_addresses', { wallet_id: accountWallet.id, currency_code: 'BTC', address: BTC_BECH32 })).body;
+    // Two invoices the payment matches (100.00 = 0.002 BTC): it pays the older one only.
+    const older = await invoiceOf(a.api, customer.id, '100.00', '2027-01-01');
+    const newer = await invoiceOf(a.api, customer.id, '100.00', '2027-02-01');
+    const [doc] = await CryptoTransaction.insertMany([{
+      _id: `trxn_acctreplay${customer.id.slice(5, 15)}`, account_id: a.account_id, sandbox: null, currency: 'BTC', amount: '0.002',
+      transaction_id: txHash(), transaction_source: 'manual_entry', timestamp: new Date(), to_address_id: btc.id, to_address: btc.address,
+      wallet_id: btc.wallet_id, customer_id: null, dedupe_key: `k-acct-${customer.id}`,
+    }]);
+    const id = String(doc._id);
+    expect(await allocateTransaction(id)).toMatchObject({ status: 'allocated', allocations: 1 });
+    // As if the process died after paying the invoice, before the transaction was finished.
+    await CryptoTransaction.updateOne({ _id: id }, { $set: { allocations: [], unallocated_amount: null, allocated_at: null } });
+    expect(await allocateTransaction(id)).toMatchObject({ status: 'allocated', allocations: 1, unallocated: '0.00' });
+    expect((await a.api.get(`/v1/invoices/${older.id}`)).body).toMatchObject({ status: 'paid', amount_paid: '100.00' });
+    expect((await a.api.get(`/v1/invoices/${newer.id}`)).body).toMatchObject({ status: 'pending', amount_paid: '0.00' });
+    await checkConservation([id]);
+  });
 });
