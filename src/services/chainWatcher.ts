@@ -10,20 +10,19 @@
  * Like BTCPay's detectors, it only records payments; allocation stays with services/allocation.
  */
 import type { Config } from '../config';
-import type { CryptoCurrency } from '../crypto/addresses';
-import { validateAddress } from '../crypto/addresses';
-import { BlockRef, ChainClient, ChainPayment, ChainUnavailableError } from '../chains/types';
+import { CryptoCurrency, validateAddress } from '../crypto/addresses';
 import { decimalPlacesOf, Dec, formatCryptoAmount } from '../crypto/amounts';
+import { watchedCurrencies } from '../chains';
+import { BlockRef, ChainClient, ChainPayment, ChainUnavailableError } from '../chains/types';
 import { confirmationsOf, initialCursorHeight, nextScanRange, rewoundCursorHeight } from '../chains/scan';
 import { ChainCursor, ChainCursorDoc, ChainPaymentDoc, ChainPaymentRecord } from '../models/chainPayment';
 import { CryptoAddress, CryptoAddressDoc } from '../models/cryptoAddress';
 import { isDuplicateKey } from '../models/errors';
-import { recordCryptoTransaction } from './cryptoTransactions';
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
-import { watchedCurrencies } from '../chains';
 import { getTemporal } from '../temporal/context';
+import { startOnce } from '../temporal/startOnce';
 import { workflowIds } from '../temporal/workflowIds';
 import type { chainWatcherWorkflow } from '../workflows/chainWatcher';
+import { recordCryptoTransaction } from './cryptoTransactions';
 
 export interface ScanResult {
   cursor: BlockRef;
@@ -181,15 +180,13 @@ export async function ensureChainWatchers(config: Config): Promise<CryptoCurrenc
   const { client, taskQueue } = getTemporal();
   const currencies = watchedCurrencies(config);
   for (const currency of currencies) {
-    try {
-      await client.workflow.start<typeof chainWatcherWorkflow>('chainWatcherWorkflow', {
+    await startOnce(() =>
+      client.workflow.start<typeof chainWatcherWorkflow>('chainWatcherWorkflow', {
         workflowId: workflowIds.chainWatcher(currency),
         taskQueue,
         args: [{ currency, cursor: null }],
-      });
-    } catch (err) {
-      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-    }
+      }),
+    );
   }
   return currencies;
 }

@@ -2,7 +2,7 @@
  * Keeps one due-date workflow per open invoice. Starting is idempotent (workflow id per
  * invoice); without a Temporal client (plain API tests) it is skipped.
  */
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import { startOnce } from '../temporal/startOnce';
 import { InvoiceDoc } from '../models/invoice';
 import { getTemporal, hasTemporal } from '../temporal/context';
 import { workflowIds } from '../temporal/workflowIds';
@@ -23,15 +23,13 @@ export async function watchDueDate(invoice: InvoiceDoc, dueDateMoved = false): P
     });
     return;
   }
-  try {
-    await client.workflow.start<typeof invoiceDueWorkflow>('invoiceDueWorkflow', {
+  await startOnce(() =>
+    client.workflow.start<typeof invoiceDueWorkflow>('invoiceDueWorkflow', {
       workflowId,
       taskQueue,
       args: [{ invoiceId: invoice._id, dueDate: invoice.due_date }],
-    });
-  } catch (err) {
-    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-  }
+    }),
+  );
 }
 
 export async function closeDueWatch(invoiceId: string): Promise<void> {

@@ -5,7 +5,7 @@
  * ALTCHA proof-of-work challenge, claim submission) lives here too.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import { startOnce } from '../temporal/startOnce';
 import { PaymentClaimLink, PaymentClaimLinkDoc, PaymentClaimLinkSecret, PaymentClaimLinkUse } from '../models/paymentClaimLink';
 import { isDuplicateKey } from '../models/errors';
 import { PaymentClaim, PaymentClaimDoc } from '../models/paymentClaim';
@@ -115,15 +115,13 @@ const present = (l: PaymentClaimLinkDoc) => presentPaymentClaimLink(l, settings.
 async function startLinkWorkflow(link: PaymentClaimLinkDoc): Promise<void> {
   if (!hasTemporal()) return;
   const { client, taskQueue } = getTemporal();
-  try {
-    await client.workflow.start<typeof claimLinkWorkflow>('claimLinkWorkflow', {
+  await startOnce(() =>
+    client.workflow.start<typeof claimLinkWorkflow>('claimLinkWorkflow', {
       workflowId: workflowIds.claimLink(link._id),
       taskQueue,
       args: [{ linkId: link._id, expiresAt: new Date(link.expires_at).toISOString() }],
-    });
-  } catch (err) {
-    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-  }
+    }),
+  );
 }
 
 async function closeLinkWorkflow(linkId: string): Promise<void> {
@@ -207,22 +205,22 @@ export async function expirePaymentClaimLink(linkId: string): Promise<boolean> {
 
 // ---- public side -------------------------------------------------------------------------
 
-async function linkBySecret(secret: string): Promise<PaymentClaimLinkDoc> {
+/** The link `secret` opens, or null. */
+async function findLinkBySecret(secret: string): Promise<PaymentClaimLinkDoc | null> {
   const ref = typeof secret === 'string' && secret.length >= 32 && secret.length <= 100 ? await PaymentClaimLinkSecret.findById(secretKey(secret)).lean<{ link_id: string }>() : null;
   const link = ref ? await PaymentClaimLink.findById(ref.link_id).lean<PaymentClaimLinkDoc>() : null;
-  if (!link || link.secret !== secret) throw ApiError.notFound('Payment claim link not found', 'secret');
+  return link && link.secret === secret ? link : null;
+}
+
+async function linkBySecret(secret: string): Promise<PaymentClaimLinkDoc> {
+  const link = await findLinkBySecret(secret);
+  if (!link) throw ApiError.notFound('Payment claim link not found', 'secret');
   return link;
 }
 
 /** True when `secret` opens a link (of any status): the pay page answers 404 otherwise. */
 export async function paymentClaimLinkExists(secret: string): Promise<boolean> {
-  try {
-    await linkBySecret(secret);
-    return true;
-  } catch (err) {
-    if (err instanceof ApiError && err.status === 404) return false;
-    throw err;
-  }
+  return (await findLinkBySecret(secret)) !== null;
 }
 
 /** Where the customer can pay: the customer's wallet addresses, else the account wallet's. */

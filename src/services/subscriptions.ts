@@ -3,7 +3,7 @@
  * the subscription workflow, which owns billing from then on. The functions at the bottom
  * are the workflow's activities' use cases (load, generate an invoice, sync state).
  */
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import { startOnce } from '../temporal/startOnce';
 import { Subscription, SubscriptionDoc, PRORATION_BEHAVIORS } from '../models/subscription';
 import { Invoice, InvoiceDoc } from '../models/invoice';
 import { Price, PriceDoc } from '../models/price';
@@ -117,15 +117,13 @@ export async function findSubscription(scope: Scope, id: string, param = 'id'): 
 async function startWorkflow(sub: SubscriptionDoc): Promise<void> {
   if (!hasTemporal()) return;
   const { client, taskQueue, searchAttributes } = getTemporal();
-  try {
-    await client.workflow.start<typeof subscriptionWorkflow>('subscriptionWorkflow', {
+  await startOnce(() =>
+    client.workflow.start<typeof subscriptionWorkflow>('subscriptionWorkflow', {
       workflowId: workflowIds.subscription(sub._id),
       taskQueue,
       args: [{ subscriptionId: sub._id, accountId: sub.account_id, customerId: sub.customer_id, indexed: !!searchAttributes }],
-    });
-  } catch (err) {
-    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-  }
+    }),
+  );
 }
 
 async function signal(subId: string, which: typeof cancelSubscriptionSignal | typeof subscriptionChangedSignal): Promise<void> {

@@ -6,7 +6,8 @@
  * run even after the first closed, so both paths together start each delivery exactly once.
  */
 import type { Logger } from 'pino';
-import { Client, ScheduleAlreadyRunning, ScheduleOverlapPolicy, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import { Client, ScheduleAlreadyRunning, ScheduleOverlapPolicy } from '@temporalio/client';
+import { startOnce } from '../temporal/startOnce';
 import { WorkflowIdReusePolicy } from '@temporalio/common';
 import { Event, EventDoc } from '../models/event';
 import { WebhookEndpoint, WebhookEndpointDoc } from '../models/webhookEndpoint';
@@ -76,20 +77,16 @@ export async function insertDeliveryRecord(opts: DeliveryRecordInput): Promise<W
 
 /** Starts one delivery workflow; false when it was already started (now or ever, within retention). */
 export async function startDeliveryWorkflow(temporal: TemporalContext, input: WebhookDeliveryInput): Promise<boolean> {
-  try {
-    await temporal.client.withDeadline(Date.now() + START_DEADLINE_MS, () =>
+  return startOnce(() =>
+    temporal.client.withDeadline(Date.now() + START_DEADLINE_MS, () =>
       temporal.client.workflow.start<typeof webhookDeliveryWorkflow>('webhookDeliveryWorkflow', {
         taskQueue: temporal.taskQueue,
         workflowId: input.deliveryId,
         args: [input],
         workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
       }),
-    );
-    return true;
-  } catch (err) {
-    if (err instanceof WorkflowExecutionAlreadyStartedError) return false;
-    throw err;
-  }
+    ),
+  );
 }
 
 async function endpointsOf(scope: { accountId: string; sandbox: string | null }): Promise<WebhookEndpointDoc[]> {
