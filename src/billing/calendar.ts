@@ -23,6 +23,12 @@ export const INTERVALS: readonly Interval[] = ['day', 'week', 'month', 'year'];
 
 const DAY_MS = 86_400_000;
 
+/**
+ * The longest billing interval: three years, as Stripe allows. Longer ones serve no billing
+ * need and would push billing dates past what timers and dates can hold.
+ */
+export const MAX_INTERVAL_COUNT: Readonly<Record<Interval, number>> = { day: 1095, week: 156, month: 36, year: 3 };
+
 /** A billing period `[start, end)`; `index` is n for the period opened by billing date n. */
 export interface Period {
   start: Date;
@@ -96,6 +102,8 @@ export function billingDate(anchor: Date, interval: Interval, count: number, n: 
   return addInterval(anchor, interval, n * count);
 }
 
+const MAX_CORRECTIONS = 8;
+
 function approxLengthMs(interval: Interval, count: number): number {
   const days = { day: 1, week: 7, month: 30.436875, year: 365.2425 }[interval];
   return days * count * DAY_MS;
@@ -106,11 +114,15 @@ export function periodIndexAt(anchor: Date, interval: Interval, count: number, t
   checkCycle(interval, count);
   checkDate(anchor, 'anchor');
   checkDate(t, 't');
-  // An estimate from the average period length, then corrected by at most a step or two.
+  // An estimate from the average period length (exact for days and weeks; months and years
+  // vary around the Gregorian mean by a few days), then corrected by at most a step or two.
   let n = Math.floor((t.getTime() - anchor.getTime()) / approxLengthMs(interval, count));
-  while (billingDate(anchor, interval, count, n).getTime() > t.getTime()) n -= 1;
-  while (billingDate(anchor, interval, count, n + 1).getTime() <= t.getTime()) n += 1;
-  return n;
+  for (let step = 0; step < MAX_CORRECTIONS; step++) {
+    if (billingDate(anchor, interval, count, n).getTime() > t.getTime()) n -= 1;
+    else if (billingDate(anchor, interval, count, n + 1).getTime() <= t.getTime()) n += 1;
+    else return n;
+  }
+  throw new RangeError(`no billing period found for ${t.toISOString()}`);
 }
 
 /** The billing period containing t: `start <= t < end`. */

@@ -54,3 +54,41 @@ export function validatePhases(phases: PhaseShape[]): PhaseRuleViolation | null 
   }
   return null;
 }
+
+const DAY_MS = 86_400_000;
+
+/**
+ * How far back the first phase may start. A subscription starting in the past bills every
+ * period since its start on its first run (catch-up), so this bounds that work: at most a
+ * year of daily renewals.
+ */
+export const MAX_BACKDATE_DAYS = 366;
+
+/** How far from now any subscription date (phase start or end, billing cycle anchor) may lie. */
+export const MAX_YEARS_FROM_NOW = 100;
+
+export interface DateWindowViolation {
+  param: 'phases[][start_date]' | 'phases[][end_date]' | 'billing_cycle_anchor';
+  message: string;
+}
+
+/**
+ * Dates a subscription may use, relative to `now`: phases start at most
+ * {@link MAX_BACKDATE_DAYS} back; every date lies within {@link MAX_YEARS_FROM_NOW} years.
+ * Outside that window no real merchant need is served, and the billing work (catch-up
+ * invoices, timers) would be unbounded.
+ */
+export function dateWindowViolation(phases: { start: Date; end: Date | null }[], anchor: Date | null, now: Date): DateWindowViolation | null {
+  const earliestStart = now.getTime() - MAX_BACKDATE_DAYS * DAY_MS;
+  const span = MAX_YEARS_FROM_NOW * 365.2425 * DAY_MS;
+  const outside = (d: Date) => Math.abs(d.getTime() - now.getTime()) > span;
+  for (const p of phases) {
+    if (p.start.getTime() < earliestStart) {
+      return { param: 'phases[][start_date]', message: `A phase may start at most ${MAX_BACKDATE_DAYS} days in the past` };
+    }
+    if (outside(p.start)) return { param: 'phases[][start_date]', message: `Phase dates must be within ${MAX_YEARS_FROM_NOW} years from now` };
+    if (p.end && outside(p.end)) return { param: 'phases[][end_date]', message: `Phase dates must be within ${MAX_YEARS_FROM_NOW} years from now` };
+  }
+  if (anchor && outside(anchor)) return { param: 'billing_cycle_anchor', message: `The billing cycle anchor must be within ${MAX_YEARS_FROM_NOW} years from now` };
+  return null;
+}

@@ -27,6 +27,11 @@
  * - Nothing is billed at or after `canceledAt` or the last phase's end; the period billed
  *   last may run past it and is not prorated back.
  *
+ * Cost: a phase's renewals all bill the same amount, so the renewals before a given instant
+ * (and the ones carried credit pays for in full) are skipped arithmetically, never walked:
+ * every question about "now" costs O(phases), however old the subscription or short its
+ * interval, and a caller walks only the charges it asked for.
+ *
  * Pure: no I/O, no clock (every function takes the instant it reasons about); safe to import
  * from Temporal workflows.
  */
@@ -166,12 +171,25 @@ const asProrationItems = (items: readonly PlanItem[], units?: readonly string[])
 
 type RawCharge = Omit<Charge, 'key' | 'total' | 'creditApplied' | 'creditCarried'>;
 
+interface StreamOptions {
+  /** Renewals billed before this instant are skipped (their credit use still counted). */
+  from?: Date;
+  /** Also skip renewals that carried credit pays in full (they make no invoice). */
+  invoicedOnly?: boolean;
+}
+
+/** The index of the first billing date at or after t. */
+function firstIndexOnOrAfter(cycle: Cycle, t: Date): number {
+  const p = periodContaining(cycle.anchor, cycle.interval, cycle.count, t);
+  return p.start.getTime() === t.getTime() ? p.index : p.index + 1;
+}
+
 /**
  * Every charge of the plan in time order (strictly increasing `at`), with credit carried
- * along; includes charges whose lines are all zero. Infinite for an open-ended paid phase:
- * consume lazily.
+ * along; includes charges whose lines are all zero unless skipped by `options`. Infinite for
+ * an open-ended paid phase: consume lazily.
  */
-function* chargeStream(plan: BillingPlan): Generator<Charge> {
+function* chargeStream(plan: BillingPlan, options: StreamOptions = {}): Generator<Charge> {
   let credit = ZERO;
   let billed: Billed | null = null;
 
@@ -230,14 +248,25 @@ function* chargeStream(plan: BillingPlan): Generator<Charge> {
     const renewalTotal = linesTotal(renewal);
     if (renewal.every((l) => new Money(l.amount).isZero())) continue;
     const renewalUnits = renewal.map((l) => l.unit_amount);
-    let n = periodContaining(cycle.anchor, cycle.interval, cycle.count, start).index + 1;
-    for (;;) {
+    const first = periodContaining(cycle.anchor, cycle.interval, cycle.count, start).index + 1;
+    const stop = firstIndexOnOrAfter(cycle, end); // renewals are indexes first .. stop - 1
+    let skip = options.from ? firstIndexOnOrAfter(cycle, options.from) - first : 0;
+    if (options.invoicedOnly && credit !== ZERO) {
+      // Renewals while credit covers a whole renewal are free: floor(credit / renewal).
+      skip = Math.max(skip, new Money(credit).div(renewalTotal).floor().toNumber());
+    }
+    skip = Math.min(Math.max(skip, 0), stop - first);
+    if (skip > 0) {
+      const used = Money.min(new Money(credit), new Money(renewalTotal).times(skip));
+      credit = toAmount(new Money(credit).minus(used));
+      const last = first + skip - 1;
+      billed = { items, from: billingDate(cycle.anchor, cycle.interval, cycle.count, last), end: billingDate(cycle.anchor, cycle.interval, cycle.count, last + 1), units: renewalUnits };
+    }
+    for (let n = first + skip; n < stop; n++) {
       const at = billingDate(cycle.anchor, cycle.interval, cycle.count, n);
-      if (at >= end) break;
       const next = billingDate(cycle.anchor, cycle.interval, cycle.count, n + 1);
       yield settle({ at, phaseIndex: index, kind: 'renewal', periodStart: at, periodEnd: next, lines: chargeLines(items, renewal) }, renewalTotal);
       billed = { items, from: at, end: next, units: renewalUnits };
-      n += 1;
     }
   }
 }
@@ -252,18 +281,48 @@ const invoiced = (c: Charge) => !isZero(c.total);
  * charges with a zero total but non-zero lines (a downgrade whose credit is carried); leaves
  * out charges whose lines are all zero (a free phase).
  */
-export function planCharges(plan: BillingPlan, until: Date): Charge[] {
+export function planCharges(plan: BillingPlan, until: Date, after?: Date | null): Charge[] {
+  return collect(plan, until, after ?? null, false, hasMoney);
+}
+
+/**
+ * Charges that make an invoice (total above zero) with `after < at <= until` (`after` null:
+ * from the start). The subscription workflow asks for those since it last looked.
+ */
+export function invoicedCharges(plan: BillingPlan, until: Date, after?: Date | null): Charge[] {
+  return collect(plan, until, after ?? null, true, invoiced);
+}
+
+/**
+ * Most charges one call may return: over ten years of daily renewals. Phase starts are
+ * limited to a year back (docs/DECISIONS.md), so the workflow's catch-up stays far below it;
+ * a caller past it asked for too wide a range.
+ */
+export const MAX_CHARGES_PER_CALL = 5_000;
+
+/** The next `count` invoiced charges after `after`, taken lazily (however long the plan runs). */
+export function upcomingCharges(plan: BillingPlan, after: Date, count: number): Charge[] {
   const out: Charge[] = [];
-  for (const c of chargeStream(plan)) {
-    if (c.at > until) break;
-    if (hasMoney(c)) out.push(c);
+  if (count <= 0) return out;
+  for (const c of chargeStream(plan, { from: new Date(after.getTime() + 1), invoicedOnly: true })) {
+    if (c.at <= after || !invoiced(c)) continue;
+    out.push(c);
+    if (out.length === count) break;
   }
   return out;
 }
 
-/** Charges that make an invoice (total above zero) with `at <= until`. */
-export function invoicedCharges(plan: BillingPlan, until: Date): Charge[] {
-  return planCharges(plan, until).filter(invoiced);
+function collect(plan: BillingPlan, until: Date, after: Date | null, invoicedOnly: boolean, keep: (c: Charge) => boolean): Charge[] {
+  const out: Charge[] = [];
+  const from = after ? new Date(after.getTime() + 1) : undefined;
+  for (const c of chargeStream(plan, { from, invoicedOnly })) {
+    if (c.at > until) break;
+    if (from && c.at < from) continue;
+    if (!keep(c)) continue;
+    if (out.length === MAX_CHARGES_PER_CALL) throw new RangeError(`more than ${MAX_CHARGES_PER_CALL} charges in one range`);
+    out.push(c);
+  }
+  return out;
 }
 
 /** An invoice to generate, as returned by {@link planBilling}. */
@@ -302,7 +361,7 @@ export interface PlanBillingInput {
 export function planBilling(input: PlanBillingInput): PlannedInvoice[] {
   const plan: BillingPlan = { anchor: input.billingCycleAnchor ?? null, behavior: input.prorationBehavior, phases: input.phases, canceledAt: input.canceledAt ?? null };
   const out: PlannedInvoice[] = [];
-  for (const c of chargeStream(plan)) {
+  for (const c of chargeStream(plan, { from: input.from, invoicedOnly: true })) {
     if (c.at >= input.to) break;
     if (c.at < input.from || !invoiced(c)) continue;
     out.push({
@@ -352,7 +411,9 @@ export function nextWakeAfter(plan: BillingPlan, t: Date): Date | null {
  * ahead; null when the plan bills nothing more (free or ended).
  */
 export function nextBillingAfter(plan: BillingPlan, t: Date): Date | null {
-  for (const c of chargeStream(plan)) {
+  // Renewals up to t and the ones credit pays in full are skipped, so at most one charge per
+  // phase is looked at before the answer.
+  for (const c of chargeStream(plan, { from: new Date(t.getTime() + 1), invoicedOnly: true })) {
     if (c.at > t && invoiced(c)) return c.at;
   }
   return null;

@@ -1,6 +1,5 @@
 import { SubscriptionDoc, SubscriptionPhaseDoc } from '../models/subscription';
-import { effectivePrice, toBillingPlan } from '../billing/subscriptionPlan';
-import { nextBillingAfter } from '../billing/schedule';
+import { effectivePrice } from '../billing/subscriptionPlan';
 import { multiplyAmount, sumAmounts } from '../billing/money';
 import { iso } from './common';
 
@@ -28,13 +27,14 @@ function presentPhase(p: SubscriptionPhaseDoc, isActive: boolean) {
 
 /**
  * Active phase and next billing date are the subscription workflow's (it keeps them in the
- * document as its clock moves); `now` only matters for what it has not reached yet.
+ * document as its clock moves; create and update store the first one). Rendering never
+ * recomputes the plan.
  */
-export function presentSubscription(s: SubscriptionDoc, now = new Date()) {
+export function presentSubscription(s: SubscriptionDoc) {
   const live = s.status !== 'canceled' && s.status !== 'ended';
   const active = live ? (s.active_phase_index ?? null) : null;
   const shown = s.phases[active ?? 0];
-  const next = live ? (s.next_billing_date ?? nextBillingAfter(toBillingPlan(s), now)) : null;
+  const next = live ? (s.next_billing_date ?? null) : null;
   const first = s.phases[0];
   const last = s.phases[s.phases.length - 1];
   return {
@@ -54,8 +54,8 @@ export function presentSubscription(s: SubscriptionDoc, now = new Date()) {
   };
 }
 
-export function subscriptionEventPayload(s: SubscriptionDoc, now = new Date()) {
-  return { ...presentSubscription(s, now), object: 'subscription' };
+export function subscriptionEventPayload(s: SubscriptionDoc) {
+  return { ...presentSubscription(s), object: 'subscription' };
 }
 
 /** The spec's `subscription_phase.*` payload (item ids are positions, integers). */

@@ -6,9 +6,8 @@ import { ApiError } from '../lib/errors';
 import { presentPrice } from '../presenters/price';
 import { recordEvent } from './events';
 import { listPage } from './listing';
+import { INTERVALS, MAX_INTERVAL_COUNT, Interval } from '../billing/calendar';
 
-export const INTERVALS = ['day', 'week', 'month', 'year'] as const;
-export type Interval = (typeof INTERVALS)[number];
 
 export interface PriceInput {
   product_id: string;
@@ -37,6 +36,10 @@ export function parseRecurring(raw: PriceInput['recurring']): { interval: Interv
   }
   if (typeof interval_count !== 'number' || !Number.isInteger(interval_count) || interval_count <= 0) {
     throw ApiError.validation('interval_count', 'must be greater than zero and integers only', 'recurring[interval_count]');
+  }
+  const max = MAX_INTERVAL_COUNT[interval as Interval];
+  if (interval_count > max) {
+    throw ApiError.validation('interval_count', `must be at most ${max} for interval ${interval} (three years)`, 'recurring[interval_count]');
   }
   return { interval: interval as Interval, interval_count };
 }

@@ -14,7 +14,7 @@ import { isDuplicateKey } from '../models/errors';
 import { newId, derivedId, ID_PREFIX } from '../lib/ids';
 import { ApiError } from '../lib/errors';
 import { centsToAmount, parseAmount, toAmount } from '../billing/money';
-import { validatePhases } from '../billing/phases';
+import { dateWindowViolation, validatePhases } from '../billing/phases';
 import { toBillingPlan, StoredSubscription } from '../billing/subscriptionPlan';
 import { activePhaseIndex, nextBillingAfter, statusAt, ChargeLine } from '../billing/schedule';
 import { dayAfter } from '../billing/dueDate';
@@ -108,6 +108,11 @@ async function buildPhases(scope: Scope, phases: PhaseInput[]) {
   return built;
 }
 
+function checkDateWindow(phases: { start_date: Date; end_date: Date | null }[], anchor: Date | null): void {
+  const outside = dateWindowViolation(phases.map((p) => ({ start: p.start_date, end: p.end_date })), anchor, new Date());
+  if (outside) throw ApiError.invalid(outside.message, outside.param);
+}
+
 export async function findSubscription(scope: Scope, id: string, param = 'id'): Promise<SubscriptionDoc> {
   const sub = await findInScope<SubscriptionDoc>(Subscription, scope, id);
   if (!sub) throw ApiError.notFound('Subscription not found', param);
@@ -139,6 +144,7 @@ export async function createSubscription(scope: Scope, input: SubscriptionInput)
   await findCustomer(scope, input.customer_id, 'customer_id');
   const anchor = input.billing_cycle_anchor ? parseInstant(input.billing_cycle_anchor, 'billing_cycle_anchor') : null;
   const phases = await buildPhases(scope, input.phases);
+  checkDateWindow(phases, anchor);
   const plan = toBillingPlan({ proration_behavior: input.proration_behavior ?? 'create_prorations', billing_cycle_anchor: anchor, phases });
   const now = new Date();
   const sub = (
@@ -155,10 +161,10 @@ export async function createSubscription(scope: Scope, input: SubscriptionInput)
       phases,
     })
   ).toObject() as SubscriptionDoc;
-  await recordEvent(scope, 'subscription.created', subscriptionEventPayload(sub, now));
+  await recordEvent(scope, 'subscription.created', subscriptionEventPayload(sub));
   for (let i = 0; i < sub.phases.length; i++) await recordEvent(scope, 'subscription_phase.created', phaseEventPayload(sub, i, false));
   await startWorkflow(sub);
-  return presentSubscription(sub, now);
+  return presentSubscription(sub);
 }
 
 export async function getSubscription(scope: Scope, id: string) {
@@ -167,8 +173,7 @@ export async function getSubscription(scope: Scope, id: string) {
 
 export async function listSubscriptions(scope: Scope, page: number) {
   const { items, pagination } = await listPage<SubscriptionDoc>(Subscription, scopeFilter(scope), page);
-  const now = new Date();
-  return { subscriptions: items.map((s) => presentSubscription(s, now)), pagination };
+  return { subscriptions: items.map((s) => presentSubscription(s)), pagination };
 }
 
 export async function updateSubscription(scope: Scope, id: string, input: { proration_behavior?: ProrationBehavior; billing_cycle_anchor?: string | null }) {
@@ -177,6 +182,7 @@ export async function updateSubscription(scope: Scope, id: string, input: { pror
   const changes: Record<string, unknown> = {};
   if (input.proration_behavior !== undefined) changes.proration_behavior = input.proration_behavior;
   if (input.billing_cycle_anchor !== undefined) changes.billing_cycle_anchor = input.billing_cycle_anchor ? parseInstant(input.billing_cycle_anchor, 'billing_cycle_anchor') : null;
+  if (changes.billing_cycle_anchor) checkDateWindow([], changes.billing_cycle_anchor as Date);
   const merged = { ...before, ...changes } as SubscriptionDoc;
   changes.next_billing_date = nextBillingAfter(toBillingPlan(merged), new Date());
   const sub = await Subscription.findByIdAndUpdate(id, { $set: changes }, { returnDocument: 'after' }).lean<SubscriptionDoc>();
@@ -302,7 +308,7 @@ export async function generateSubscriptionInvoice(subscriptionId: string, charge
     await recordEvent(
       scope,
       'subscription.renewed',
-      { ...subscriptionEventPayload(sub, new Date(charge.at)), invoice_id: invoice._id, amount: invoice.total_amount, period_start: charge.periodStart },
+      { ...subscriptionEventPayload(sub), invoice_id: invoice._id, amount: invoice.total_amount, period_start: charge.periodStart },
       { idempotencyKey: `subscription.renewed:${billingKey}` },
     );
   }
@@ -336,7 +342,7 @@ export async function syncSubscriptionState(subscriptionId: string, nowIso: stri
     await recordEvent(scope, 'subscription_phase.updated', phaseEventPayload(updated, active, true), { idempotencyKey: `phase.started:${updated.phases[active]._id}` });
   }
   if (status === 'active' && sub.status === 'scheduled') {
-    await recordEvent(scope, 'subscription.activated', subscriptionEventPayload(updated, now), { idempotencyKey: `subscription.activated:${subscriptionId}` });
+    await recordEvent(scope, 'subscription.activated', subscriptionEventPayload(updated), { idempotencyKey: `subscription.activated:${subscriptionId}` });
   }
   return status;
 }

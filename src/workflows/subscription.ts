@@ -7,7 +7,7 @@
  */
 import { condition, continueAsNew, proxyActivities, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { BillingPlan, invoicedCharges, nextBillingAfter, nextWakeAfter, statusAt, activePhaseIndex } from '../billing/schedule';
+import { BillingPlan, invoicedCharges, nextBillingAfter, nextWakeAfter, statusAt, activePhaseIndex, upcomingCharges } from '../billing/schedule';
 import { toBillingPlan } from '../billing/subscriptionPlan';
 import {
   cancelSubscriptionSignal,
@@ -43,23 +43,19 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
   });
   setHandler(scheduleQuery, () => {
     const now = new Date(Date.now());
-    const horizon = new Date(now.getTime() + 400 * 86_400_000);
     return {
       status: canceled ? 'canceled' : statusAt(plan, now),
       activePhaseIndex: activePhaseIndex(plan, now),
       processedUntil: processedUntil?.toISOString() ?? null,
       nextWakeAt: nextWake?.toISOString() ?? null,
-      upcoming: invoicedCharges(plan, horizon)
-        .filter((c) => c.at > now)
-        .slice(0, 5)
+      upcoming: upcomingCharges(plan, now, 5)
         .map((c) => ({ at: c.at.toISOString(), kind: c.kind, total: c.total })),
     };
   });
 
   for (let i = 0; ; i++) {
     const now = new Date(Date.now());
-    for (const charge of invoicedCharges(plan, now)) {
-      if (processedUntil && charge.at <= processedUntil) continue;
+    for (const charge of invoicedCharges(plan, now, processedUntil)) {
       await acts.generateSubscriptionInvoice(input.subscriptionId, {
         key: charge.key,
         at: charge.at.toISOString(),

@@ -89,6 +89,33 @@ describe('subscriptions API', () => {
     expect((await a.api.get('/v1/subscriptions')).body.pagination.count).toBe(0);
   });
 
+  // Hardening: a phase in the year 1000 once took seconds per request and crashed the worker.
+  it('refuses dates outside the window (a year back, a century ahead) and intervals over three years', async () => {
+    const { a, customer, monthly, product } = await setup();
+    const daily = (await a.api.post('/v1/prices', { product_id: product.id, amount: 100, recurring: { interval: 'day', interval_count: 1 } })).body;
+    const post = (body: Record<string, unknown>) => a.api.post('/v1/subscriptions', { customer_id: customer.id, ...body });
+    const ancient = await post({ phases: [{ start_date: '1000-01-01', items: [{ price_id: daily.id }] }] });
+    expect(ancient.status).toBe(422);
+    expect(ancient.body.error).toMatchObject({ code: 'parameter_invalid', param: 'phases[][start_date]' });
+    const twoYearsAgo = new Date(Date.now() - 2 * 366 * 86_400_000).toISOString().slice(0, 10);
+    expect((await post({ phases: [{ start_date: twoYearsAgo, items: [{ price_id: daily.id }] }] })).body.error.param).toBe('phases[][start_date]');
+    expect((await post({ phases: [{ start_date: '2030-01-01', end_date: '9999-01-01', items: [{ price_id: monthly.id }] }] })).body.error.param).toBe('phases[][end_date]');
+    expect((await post({ billing_cycle_anchor: '0100-01-01', phases: [{ start_date: '2030-01-01', items: [{ price_id: monthly.id }] }] })).body.error.param).toBe('billing_cycle_anchor');
+    expect((await a.api.get('/v1/subscriptions')).body.pagination.count).toBe(0);
+
+    const monthAgo = new Date(Date.now() - 30 * 86_400_000).toISOString().slice(0, 10);
+    const recent = await post({ phases: [{ start_date: monthAgo, items: [{ price_id: daily.id }] }] });
+    expect(recent.status).toBe(201);
+    const tomorrow = new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate() + 1));
+    expect(recent.body.next_billing_date).toBe(tomorrow.toISOString());
+    const patched = await a.api.patch(`/v1/subscriptions/${recent.body.id}`, { billing_cycle_anchor: '3000-01-01' });
+    expect([patched.status, patched.body.error.param]).toEqual([422, 'billing_cycle_anchor']);
+
+    const long = await a.api.post('/v1/prices', { product_id: product.id, amount: 100, recurring: { interval: 'year', interval_count: 4 } });
+    expect([long.status, long.body.errors]).toEqual([422, { interval_count: ['must be at most 3 for interval year (three years)'] }]);
+    expect((await a.api.post('/v1/prices', { product_id: product.id, amount: 100, recurring: { interval: 'month', interval_count: 36 } })).status).toBe(201);
+  });
+
   it('patches only proration_behavior and billing_cycle_anchor; deletes with events; isolated per account and scope', async () => {
     const { a, customer, monthly } = await setup();
     const b = await newAccount(api.url);

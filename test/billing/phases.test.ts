@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { PhaseShape, validatePhases } from '../../src/billing/phases';
+import { MAX_BACKDATE_DAYS, PhaseShape, dateWindowViolation, validatePhases } from '../../src/billing/phases';
 import type { Interval } from '../../src/billing/calendar';
 
 const DAY = 86_400_000;
@@ -97,5 +97,25 @@ describe('phase rules', () => {
       }),
       { numRuns: 3000 },
     );
+  });
+});
+
+describe('date window', () => {
+  const now = d('2026-06-01T00:00:00Z');
+  const phase = (start: string, end: string | null = null) => ({ start: d(start), end: end ? d(end) : null });
+
+  it('accepts a start up to a year back and dates up to a hundred years ahead', () => {
+    expect(dateWindowViolation([phase('2025-05-31T00:00:00Z')], null, now)).toBeNull();
+    expect(dateWindowViolation([phase('2026-06-01T00:00:00Z', '2125-01-01T00:00:00Z')], d('2120-01-01T00:00:00Z'), now)).toBeNull();
+    expect(dateWindowViolation([phase('2026-07-01T00:00:00Z')], d('1990-01-01T00:00:00Z'), now)).toBeNull();
+  });
+
+  it('refuses a start further back than MAX_BACKDATE_DAYS, and dates a century away', () => {
+    const back = new Date(now.getTime() - (MAX_BACKDATE_DAYS + 1) * DAY).toISOString();
+    expect(dateWindowViolation([phase(back)], null, now)?.param).toBe('phases[][start_date]');
+    expect(dateWindowViolation([phase('1000-01-01T00:00:00Z')], null, now)?.param).toBe('phases[][start_date]');
+    expect(dateWindowViolation([phase('2026-07-01T00:00:00Z', '9999-01-01T00:00:00Z')], null, now)?.param).toBe('phases[][end_date]');
+    expect(dateWindowViolation([phase('2200-01-01T00:00:00Z')], null, now)?.param).toBe('phases[][start_date]');
+    expect(dateWindowViolation([phase('2026-07-01T00:00:00Z')], d('0100-01-01T00:00:00Z'), now)?.param).toBe('billing_cycle_anchor');
   });
 });

@@ -14,6 +14,7 @@ import {
   planBilling,
   planCharges,
   statusAt,
+  upcomingCharges,
   validatePhases,
 } from '../../src/billing/schedule';
 import { Interval, isBillingDate, periodsBetween } from '../../src/billing/calendar';
@@ -505,5 +506,64 @@ describe('billing plan properties', () => {
       ),
       { numRuns: 1500 },
     );
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Bounded cost: questions about "now" never walk the calendar from the start.
+
+describe('charges after an instant', () => {
+  const invoicedOf = (charges: Charge[]) => charges.filter((c) => c.total !== '0.00');
+  const shape = (c: Charge) => [c.key, c.total, c.creditApplied, c.creditCarried, c.lines];
+
+  it('are the tail of all charges, with the same credit carried (renewals before it skipped, not walked)', () => {
+    fc.assert(
+      fc.property(genArb, fc.double({ min: 0, max: 1, noNaN: true }), ({ plan, until }, share) => {
+        const start = plan.phases[0].start.getTime();
+        const after = new Date(Math.floor(start + share * (until.getTime() - start)));
+        const reference = invoicedOf(planCharges(plan, until)).filter((c) => c.at > after);
+        assert.deepEqual(invoicedCharges(plan, until, after).map(shape), reference.map(shape));
+        assert.deepEqual(planCharges(plan, until, after).map(shape), planCharges(plan, until).filter((c) => c.at > after).map(shape));
+        const horizon = new Date(until.getTime() + 4 * 366 * DAY);
+        const upcoming = upcomingCharges(plan, after, 3).filter((c) => c.at <= horizon);
+        assert.deepEqual(upcoming.map(shape), invoicedOf(planCharges(plan, horizon)).filter((c) => c.at > after).slice(0, 3).map(shape));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  // A yearly phase of one day, then $1 a day: the unused year is credit that pays the daily renewals.
+  const creditPlan = (yearlyUnit: string, quantity: number): BillingPlan => ({
+    anchor: null,
+    behavior: 'create_prorations',
+    phases: [
+      { start: d('2026-01-01T00:00:00Z'), end: d('2026-01-02T00:00:00Z'), items: [item('yearly', yearlyUnit, 'year', 1, quantity)] },
+      { start: d('2026-01-02T00:00:00Z'), end: null, items: [item('daily', '1.00', 'day')] },
+    ],
+  });
+
+  it('credit that pays a few months of renewals: the next invoice is the first one it no longer covers', () => {
+    const plan = creditPlan('100.00', 1);
+    const brute = invoicedOf(planCharges(plan, d('2026-12-31T00:00:00Z'))).filter((c) => c.at > d('2026-01-05T00:00:00Z'));
+    expect(nextBillingAfter(plan, d('2026-01-05T00:00:00Z'))).toEqual(brute[0].at);
+    expect(invoicedCharges(plan, d('2026-12-31T00:00:00Z'), d('2026-01-05T00:00:00Z')).map(shape)).toEqual(brute.map(shape));
+    // 364 of 365 days of $100 unused = $99.73: 99 free days, then $0.27 due on the 100th.
+    expect(brute[0].at.toISOString()).toBe('2026-04-11T00:00:00.000Z');
+    expect(brute[0].total).toBe('0.27');
+  });
+
+  it('credit larger than every renewal until the calendar ends: nothing more is billed, answered at once', () => {
+    // Walking these renewals one by one took tens of seconds and blocked the process.
+    const plan = creditPlan('1000000.00', 1000);
+    expect(nextBillingAfter(plan, d('2026-01-05T00:00:00Z'))).toBeNull();
+    expect(invoicedCharges(plan, d('2126-01-01T00:00:00Z'), d('2026-01-01T00:00:00Z'))).toEqual([]);
+    expect(upcomingCharges(plan, d('2026-01-01T00:00:00Z'), 5)).toEqual([]);
+  });
+
+  it('a daily subscription started a year ago: the next billing date is tomorrow, and a wide range is refused, not walked', () => {
+    const plan: BillingPlan = { anchor: null, behavior: 'create_prorations', phases: [{ start: d('2025-01-01T00:00:00Z'), end: null, items: [item('daily', '1.00', 'day')] }] };
+    expect(nextBillingAfter(plan, d('2026-01-01T12:00:00Z'))?.toISOString()).toBe('2026-01-02T00:00:00.000Z');
+    expect(invoicedCharges(plan, d('2026-01-01T00:00:00Z'))).toHaveLength(366);
+    expect(() => invoicedCharges(plan, d('2050-01-01T00:00:00Z'))).toThrow(RangeError);
   });
 });
