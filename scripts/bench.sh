@@ -12,7 +12,8 @@ ensure_node_modules
 ensure_tools all
 
 MONGO_PORT="$(free_port)"
-start_ferretdb "$MONGO_PORT" "$RUN/ferretdb" "$RUN/ferretdb.log"
+[[ "${EMBEDDED_DB:-postgresql}" == sqlite ]] || ensure_postgres
+start_embedded_db "$MONGO_PORT" "$RUN" "$RUN"
 TEMPORAL_PORT="$(free_port)"
 start_temporal_dev "$TEMPORAL_PORT" 0 "$RUN/temporal.db" "$RUN/temporal.log" --headless
 

@@ -56,24 +56,164 @@ start_bg() { # logfile cmd...
   echo $!
 }
 
+# Stops what start_bg started: everything else first (TERM), then PostgreSQL last with a fast
+# shutdown (INT: disconnects its clients, writes a checkpoint, and waits for its own processes).
 stop_all() {
   local pid
-  for pid in "${PIDS[@]:-}"; do [[ -n "$pid" ]] && kill -TERM "$pid" 2>/dev/null || true; done
-  for pid in "${PIDS[@]:-}"; do [[ -n "$pid" ]] && wait "$pid" 2>/dev/null || true; done
+  for pid in "${PIDS[@]:-}"; do [[ -n "$pid" && "$pid" != "${PG_PID:-}" ]] && kill -TERM "$pid" 2>/dev/null || true; done
+  for pid in "${PIDS[@]:-}"; do [[ -n "$pid" && "$pid" != "${PG_PID:-}" ]] && wait "$pid" 2>/dev/null || true; done
+  if [[ -n "${PG_PID:-}" ]]; then
+    kill -INT "$PG_PID" 2>/dev/null || true
+    wait "$PG_PID" 2>/dev/null || true
+    PG_PID=""
+  fi
+  [[ -n "${PG_SOCKET_TMP:-}" ]] && rm -rf "$PG_SOCKET_TMP" && PG_SOCKET_TMP=""
   PIDS=()
 }
 
-# FerretDB v1 with its SQLite backend: a real MongoDB-wire server in a folder of ours.
-start_ferretdb() { # port datadir logfile
-  local port=$1 dir=$2 logfile=$3
-  mkdir -p "$dir/sqlite" "$dir/state"
+# The embedded MongoDB-wire server: FerretDB v1 on PostgreSQL (default) or on SQLite
+# (EMBEDDED_DB=sqlite, the previous default: slower, every filter but `_id` scans; kept because it
+# costs nothing). Data: <datadir>/postgres for PostgreSQL, <datadir>/ferretdb/sqlite for SQLite.
+start_embedded_db() { # port datadir logdir
+  local port=$1 dir=$2 logs=$3
+  case "${EMBEDDED_DB:-postgresql}" in
+    postgresql|postgres|pg)
+      start_postgres "$dir/postgres" "$logs/postgres.log" ${PG_NO_SYNC:+--no-sync}
+      start_ferretdb "$port" "$dir/ferretdb" "$logs/ferretdb.log" postgresql "$PG_FERRETDB_URL" ;;
+    sqlite)
+      start_ferretdb "$port" "$dir/ferretdb" "$logs/ferretdb.log" sqlite ;;
+    *) log "EMBEDDED_DB must be postgresql or sqlite (got '$EMBEDDED_DB')"; return 1 ;;
+  esac
+}
+
+# FerretDB v1.24.2: a real MongoDB-wire server. Handler `postgresql` needs start_postgres first.
+start_ferretdb() { # port datadir logfile [postgresql <url> | sqlite]
+  local port=$1 dir=$2 logfile=$3 handler=${4:-sqlite} url=${5:-}
+  mkdir -p "$dir/state"
   # Its metrics/debug listener would take 127.0.0.1:8088 and clash with a second instance.
-  # _txlock=immediate: a write transaction takes SQLite's write lock at BEGIN and waits on the
-  # busy timeout, instead of failing with SQLITE_BUSY when a read lock cannot be upgraded.
   local debug_port; debug_port="$(free_port)"
-  start_bg "$logfile" "$TOOLS/bin/ferretdb" --debug-addr="127.0.0.1:$debug_port" --handler=sqlite --sqlite-url="file:$dir/sqlite/?_txlock=immediate" \
+  local backend=()
+  if [[ "$handler" == postgresql ]]; then
+    backend=(--handler=postgresql --postgresql-url="$url")
+  else
+    mkdir -p "$dir/sqlite"
+    # _txlock=immediate: a write transaction takes SQLite's write lock at BEGIN and waits on the
+    # busy timeout, instead of failing with SQLITE_BUSY when a read lock cannot be upgraded.
+    backend=(--handler=sqlite --sqlite-url="file:$dir/sqlite/?_txlock=immediate")
+  fi
+  start_bg "$logfile" "$TOOLS/bin/ferretdb" --debug-addr="127.0.0.1:$debug_port" "${backend[@]}" \
     --state-dir="$dir/state" --listen-addr="127.0.0.1:$port" --telemetry=disable --log-level=warn >/dev/null
   wait_for_port "$port" ferretdb 60 || { tail -n 20 "$logfile" >&2; return 1; }
+}
+
+# --- PostgreSQL (FerretDB's backend) ---------------------------------------------------------
+# A private cluster in <datadir>, owned by the OS user `postgres` when we are root (PostgreSQL
+# refuses to run as root), reachable only on a Unix socket (no TCP port to clash with).
+
+pg_bindir() {
+  local d
+  for d in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -t/ -k5 -V -r); do
+    [[ -x "$d/postgres" && -x "$d/initdb" ]] && { echo "$d"; return 0; }
+  done
+  if command -v initdb >/dev/null && command -v postgres >/dev/null; then
+    dirname "$(readlink -f "$(command -v postgres)")"; return 0
+  fi
+  return 1
+}
+
+ensure_postgres() {
+  pg_bindir >/dev/null && return 0
+  apt_install "PostgreSQL (FerretDB's backend)" postgresql && pg_bindir >/dev/null
+}
+
+# Runs a command as the cluster's owner: `postgres` when we are root, else ourselves.
+# setpriv execs in place (no wrapper process), so start_bg records the postmaster's own pid.
+as_pg() { "${AS_PG[@]}" "$@"; }
+if [[ $(id -u) -eq 0 ]]; then AS_PG=(setpriv --reuid=postgres --regid=postgres --init-groups --); else AS_PG=(); fi
+
+# Lets `postgres` reach <dir>: adds search permission (o+x, not read) to any ancestor it cannot
+# enter, e.g. a mktemp -d run directory (0700).
+pg_make_reachable() { # dir
+  local d=$1
+  [[ $(id -u) -eq 0 ]] || return 0
+  while [[ "$d" != / && -n "$d" ]]; do
+    if ! as_pg test -x "$d" 2>/dev/null; then
+      chmod o+x "$d"
+      [[ "$d" == "$1" ]] || log "gave the postgres user search permission (o+x) on $d"
+    fi
+    d="$(dirname "$d")"
+  done
+}
+
+# Settings (README, "Storage", has the measurements behind them):
+# - synchronous_commit=on, fsync=on: a write is acknowledged only once its WAL is on disk, so a
+#   kill -9 of any process (FerretDB, a backend, the postmaster) or a power loss loses nothing
+#   acknowledged. synchronous_commit=off was faster but keeps commits in shared memory for up to
+#   3 x wal_writer_delay, lost when a killed backend makes the postmaster reset shared memory.
+# - plan_cache_mode=force_custom_plan: FerretDB passes the field name as a parameter
+#   (`_jsonb->$1 @> $2`) through cached prepared statements; a generic plan cannot match the GIN
+#   expression index and would scan.
+# - wal_level=minimal: no replication, so index builds and new tables write less WAL.
+# - log_min_messages=log: start, stop and recovery only. ERROR lines would be mostly duplicate keys,
+#   which the service expects (idempotent inserts).
+PG_SETTINGS=(
+  -c listen_addresses=
+  -c max_connections=200
+  -c shared_buffers=256MB
+  -c synchronous_commit=on
+  -c fsync=on
+  -c full_page_writes=on
+  -c wal_level=minimal
+  -c max_wal_senders=0
+  -c max_wal_size=2GB
+  -c checkpoint_timeout=15min
+  -c plan_cache_mode=force_custom_plan
+  -c jit=off
+  -c log_min_messages=log
+  -c log_min_error_statement=panic
+  -c log_checkpoints=off
+)
+
+# Starts PostgreSQL on <datadir> (initdb on first use), creates FerretDB's database and installs
+# the GIN companion trigger (scripts/ferretdb-gin.sql). Exports PG_SOCKET_DIR and
+# PG_FERRETDB_URL; sets PG_PID, which stop_all stops last.
+start_postgres() { # datadir logfile [--no-sync: throwaway data, no fsync at all]
+  local dir=$1 logfile=$2 nosync=${3:-} bin i
+  bin="$(pg_bindir)" || { log "PostgreSQL is not installed (no initdb/postgres found)"; return 1; }
+  mkdir -p "$dir"
+  if [[ $(id -u) -eq 0 ]]; then chown postgres:postgres "$dir"; fi
+  chmod 700 "$dir"
+  pg_make_reachable "$dir"
+  if [[ ! -s "$dir/PG_VERSION" ]]; then
+    log "initialising a PostgreSQL cluster in $dir"
+    as_pg "$bin/initdb" -D "$dir" --username=postgres --auth=trust --encoding=UTF8 --locale=C \
+      ${nosync:+--no-sync} >>"$logfile" 2>&1 || { tail -n 20 "$logfile" >&2; return 1; }
+  fi
+  # The socket lives in the data directory unless that path is too long for a Unix socket.
+  PG_SOCKET_DIR="$dir"
+  if (( ${#dir} > 80 )); then
+    PG_SOCKET_DIR="$(mktemp -d "${TMPDIR:-/tmp}/pgsock.XXXXXX")"; PG_SOCKET_TMP="$PG_SOCKET_DIR"
+    chmod 755 "$PG_SOCKET_DIR"; if [[ $(id -u) -eq 0 ]]; then chown postgres:postgres "$PG_SOCKET_DIR"; fi
+  fi
+  # A postmaster.pid left by a kill -9 is handled by PostgreSQL itself (it checks the pid).
+  local extra=()
+  if [[ -n "$nosync" ]]; then extra=(-c fsync=off -c synchronous_commit=off -c full_page_writes=off); fi
+  start_bg "$logfile" "${AS_PG[@]}" "$bin/postgres" -D "$dir" -c unix_socket_directories="$PG_SOCKET_DIR" \
+    "${PG_SETTINGS[@]}" "${extra[@]}" >/dev/null
+  PG_PID="${PIDS[-1]}"
+  for ((i = 0; i < 600; i++)); do
+    if ! kill -0 "$PG_PID" 2>/dev/null; then log "PostgreSQL exited"; tail -n 20 "$logfile" >&2; return 1; fi
+    if as_pg "$bin/pg_isready" -q -h "$PG_SOCKET_DIR" -d postgres -U postgres 2>/dev/null; then break; fi
+    sleep 0.1
+  done
+  (( i < 600 )) || { log "PostgreSQL did not start within 60s"; tail -n 20 "$logfile" >&2; return 1; }
+  local psql=("$bin/psql" -X -q -v ON_ERROR_STOP=1 -h "$PG_SOCKET_DIR" -U postgres)
+  if [[ "$(as_pg "${psql[@]}" -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = 'ferretdb'")" != 1 ]]; then
+    as_pg "${psql[@]}" -d postgres -c 'CREATE DATABASE ferretdb' >>"$logfile" 2>&1 || { tail -n 20 "$logfile" >&2; return 1; }
+  fi
+  as_pg "${psql[@]}" -d ferretdb -f - <"$ROOT/scripts/ferretdb-gin.sql" >>"$logfile" 2>&1 || { tail -n 20 "$logfile" >&2; return 1; }
+  export PG_SOCKET_DIR
+  export PG_FERRETDB_URL="postgres://postgres@/ferretdb?host=$PG_SOCKET_DIR"
 }
 
 # A local Ethereum development chain (ganache, the project's pinned devDependency): deterministic
@@ -98,7 +238,11 @@ SEARCH_ATTRIBUTES=(AccountId=Keyword CustomerId=Keyword SubscriptionStatus=Keywo
 
 start_temporal_dev() { # port uiport dbfile logfile [--headless]
   local port=$1 ui=$2 db=$3 logfile=$4; shift 4
-  local args=(server start-dev --ip 127.0.0.1 --port "$port" --namespace default --db-filename "$db" --log-level warn)
+  # WAL and synchronous=normal: ~5x the workflow starts/s of the default rollback journal with
+  # full sync. A killed process loses nothing (WAL frames are written before a commit returns);
+  # a power loss can lose the last commits (README, "Storage").
+  local args=(server start-dev --ip 127.0.0.1 --port "$port" --namespace default --db-filename "$db" --log-level warn
+    --sqlite-pragma journal_mode=wal --sqlite-pragma synchronous=normal)
   if [[ "${1:-}" == "--headless" ]]; then args+=(--headless); else args+=(--ui-port "$ui"); fi
   local sa; for sa in "${SEARCH_ATTRIBUTES[@]}"; do args+=(--search-attribute "$sa"); done
   mkdir -p "$(dirname "$db")"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# `npm start`: installs whatever is missing, then runs database, Temporal (with Web UI),
-# worker and API on embedded defaults until Ctrl-C.
+# `npm start`: installs whatever is missing, then runs database (FerretDB on a private
+# PostgreSQL, or SQLite with EMBEDDED_DB=sqlite), Temporal (with Web UI), worker and API on
+# embedded defaults until Ctrl-C. Data lives under .data/ (DATA_DIR).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 LOG_TAG=start
@@ -23,8 +24,13 @@ ensure_tools all
 
 if [[ -z "${MONGODB_URI:-}" ]]; then
   if port_open "$MONGO_PORT"; then log "port $MONGO_PORT is busy: set MONGO_PORT or MONGODB_URI"; exit 1; fi
-  log "starting FerretDB (SQLite in $DATA/ferretdb) on 127.0.0.1:$MONGO_PORT"
-  start_ferretdb "$MONGO_PORT" "$DATA/ferretdb" "$LOGS/ferretdb.log"
+  if [[ "${EMBEDDED_DB:-postgresql}" == sqlite ]]; then
+    log "starting FerretDB (SQLite in $DATA/ferretdb) on 127.0.0.1:$MONGO_PORT"
+  else
+    ensure_postgres
+    log "starting PostgreSQL (data in $DATA/postgres) and FerretDB on 127.0.0.1:$MONGO_PORT"
+  fi
+  start_embedded_db "$MONGO_PORT" "$DATA" "$LOGS"
   export MONGODB_URI="mongodb://127.0.0.1:$MONGO_PORT/payments"
 else
   log "using MONGODB_URI from the environment"

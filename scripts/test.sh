@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# `npm test`: installs whatever is missing, starts a throwaway FerretDB and a headless Temporal
-# dev server on free ports, runs every Jest test (time-skipping tests start the Temporal
-# test server themselves), then stops what it started. Extra args go to Jest.
+# `npm test`: installs whatever is missing, starts a throwaway FerretDB (on PostgreSQL, or on
+# SQLite with EMBEDDED_DB=sqlite) and a headless Temporal dev server on free ports, runs every
+# Jest test (time-skipping tests start the Temporal test server themselves), then stops what it
+# started. Extra args go to Jest.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 LOG_TAG=test
@@ -21,8 +22,10 @@ if [[ -z "${SKIP_TYPECHECK:-}" ]]; then
 fi
 
 MONGO_PORT="$(free_port)"
-log "starting FerretDB on 127.0.0.1:$MONGO_PORT (data in $RUN)"
-start_ferretdb "$MONGO_PORT" "$RUN/ferretdb" "$RUN/ferretdb.log"
+[[ "${EMBEDDED_DB:-postgresql}" == sqlite ]] || ensure_postgres
+log "starting ${EMBEDDED_DB:-postgresql} and FerretDB on 127.0.0.1:$MONGO_PORT (data in $RUN)"
+# Throwaway data: PostgreSQL runs without fsync here (PG_NO_SYNC), unlike npm start and bench.
+PG_NO_SYNC=1 start_embedded_db "$MONGO_PORT" "$RUN" "$RUN"
 TEMPORAL_PORT="$(free_port)"
 log "starting Temporal dev server on 127.0.0.1:$TEMPORAL_PORT"
 start_temporal_dev "$TEMPORAL_PORT" 0 "$RUN/temporal.db" "$RUN/temporal.log" --headless
@@ -41,6 +44,6 @@ npx jest "$@"
 status=$?
 set -e
 if [[ $status -ne 0 ]]; then
-  log "jest failed; server logs:"; tail -n 20 "$RUN/ferretdb.log" "$RUN/temporal.log" >&2 || true
+  log "jest failed; server logs:"; tail -n 20 "$RUN/ferretdb.log" "$RUN/temporal.log" "$RUN/postgres.log" >&2 2>/dev/null || true
 fi
 exit $status
