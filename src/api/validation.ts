@@ -6,6 +6,7 @@
 import Ajv, { ErrorObject, JSONSchemaType, ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { ApiError } from '../lib/errors';
+import { MAX_PAGE } from '../lib/pagination';
 
 export const ajv = new Ajv({ allErrors: false, strict: true, allowUnionTypes: true, useDefaults: true, coerceTypes: false });
 addFormats(ajv);
@@ -45,7 +46,8 @@ function toApiError(err: ErrorObject): ApiError {
 export function compile<T>(schema: JSONSchemaType<T> | object): (data: unknown) => T {
   const validate = ajv.compile(schema) as ValidateFunction<T>;
   return (data: unknown) => {
-    const body = data === undefined || data === null ? {} : data;
+    // No body at all reads as {}; an explicit JSON `null` is a body that is not an object.
+    const body = data === undefined ? {} : data;
     if (!validate(body)) throw toApiError(validate.errors![0]);
     return body as T;
   };
@@ -66,9 +68,10 @@ export const s = {
   name: { type: 'string', maxLength: 500 },
   text: { type: 'string', maxLength: 5000 },
   email: { type: 'string', maxLength: 254 },
+  page: { type: 'integer', minimum: 1, maximum: MAX_PAGE, default: 1 },
   pageQuery: {
     type: 'object',
-    properties: { page: { type: 'integer', minimum: 1, default: 1 } },
+    properties: { page: { type: 'integer', minimum: 1, maximum: MAX_PAGE, default: 1 } },
   },
 } as const;
 

@@ -12,6 +12,7 @@ import { hashToken, newApiToken, TOKEN_FORMAT } from '../crypto/tokens';
 import { createWallet } from './wallets';
 import { normalizeEmail } from './validate';
 import { iso } from '../presenters/common';
+import { listPage } from './listing';
 
 export const DEFAULT_SANDBOX = 'default';
 
@@ -116,11 +117,10 @@ export async function me(auth: AuthContext) {
   };
 }
 
-export async function listAccounts(auth: AuthContext) {
-  const accounts = await Account.find({ _id: { $in: (await User.findById(auth.userId).lean<UserDoc>())?.account_ids ?? [] } })
-    .sort({ created_at: -1, _id: -1 })
-    .lean<AccountDoc[]>();
-  return { accounts: accounts.map(presentAccount), pagination: { page: 1, pages: accounts.length ? 1 : 0, count: accounts.length } };
+export async function listAccounts(auth: AuthContext, page: number) {
+  const ids = (await User.findById(auth.userId).lean<UserDoc>())?.account_ids ?? [];
+  const { items, pagination } = await listPage<AccountDoc>(Account, { _id: { $in: ids } }, page);
+  return { accounts: items.map(presentAccount), pagination };
 }
 
 async function memberAccount(auth: AuthContext, id: string): Promise<AccountDoc> {

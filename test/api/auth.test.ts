@@ -103,4 +103,14 @@ describe('authentication', () => {
     expect((await a.api.patch(`/v1/accounts/${a.account_id}`, { name: ' ' })).status).toBe(422);
     expect((await a.api.get('/v1/me')).body.account.name).toBe('Acme');
   });
+
+  it('pages /v1/accounts like every other list (page 0 or not a number: 422)', async () => {
+    const a = await newAccount(api.url);
+    for (const page of ['0', '-1', 'x', '1.5']) {
+      const r = await a.api.get(`/v1/accounts?page=${page}`);
+      expect([page, r.status]).toEqual([page, 422]);
+      expect(r.body.error).toMatchObject({ code: 'parameter_invalid', param: 'page' });
+    }
+    expect((await a.api.get('/v1/accounts?page=2')).body).toEqual({ accounts: [], pagination: { page: 2, pages: 1, count: 1 } });
+  });
 });

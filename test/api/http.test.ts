@@ -30,6 +30,41 @@ describe('HTTP surface', () => {
     expect(await Customer.countDocuments({ account_id: a.account_id })).toBe(0);
   });
 
+  it('refuses a JSON body that is not an object (null included) on every route with a body, changing nothing', async () => {
+    const a = await newAccount(api.url);
+    const customer = (await a.api.post('/v1/customers', { email: 'nb@x.io' })).body;
+    const product = (await a.api.post('/v1/products', { name: 'Kept' })).body;
+    const price = (await a.api.post('/v1/prices', { product_id: product.id, amount: 100 })).body;
+    const invoice = (await a.api.post('/v1/invoices', { customer_id: customer.id, due_date: '2026-12-31' })).body;
+    for (const path of [`/v1/invoices/${invoice.id}`, `/v1/prices/${price.id}`, `/v1/products/${product.id}`, `/v1/customers/${customer.id}`]) {
+      for (const body of ['null', '7', '"x"', '[]']) {
+        const r = await a.api.request('PATCH', path, body);
+        expect([path, body, r.status]).toEqual([path, body, 422]);
+        expect(r.body.error).toMatchObject({ code: 'parameter_invalid', message: 'Request body must be a JSON object', param: null });
+      }
+    }
+    expect((await a.api.request('POST', '/v1/customers', 'null')).status).toBe(422);
+    expect((await client(api.url).request('POST', '/v1/auth', 'null')).status).toBe(422);
+    expect((await a.api.get(`/v1/invoices/${invoice.id}`)).body.updated_at).toBe(invoice.updated_at);
+    expect((await a.api.get(`/v1/prices/${price.id}`)).body.updated_at).toBe(price.updated_at);
+    expect((await a.api.get(`/v1/products/${product.id}`)).body.updated_at).toBe(product.updated_at);
+    // No body at all is still an empty object (routes whose fields are all optional).
+    expect((await a.api.request('PATCH', `/v1/products/${product.id}`)).status).toBe(200);
+  });
+
+  it('caps page at 1,000,000: above it, and 1e400 (Infinity), 422 on every list', async () => {
+    const a = await newAccount(api.url);
+    for (const list of ['customers', 'invoices', 'crypto_payment_claims', 'accounts', 'webhook_endpoints']) {
+      const ok = await a.api.get(`/v1/${list}?page=1000000`);
+      expect([list, ok.status]).toEqual([list, 200]);
+      for (const page of ['1000001', '1e400', '9007199254740993']) {
+        const r = await a.api.get(`/v1/${list}?page=${page}`);
+        expect([list, page, r.status]).toEqual([list, page, 422]);
+        expect(r.body.error).toMatchObject({ code: 'parameter_invalid', param: 'page' });
+      }
+    }
+  });
+
   it('answers unknown routes with a structured 404', async () => {
     const a = await newAccount(api.url);
     const r = await a.api.get('/v1/nothing-here');

@@ -1,6 +1,6 @@
 import type Router from '@koa/router';
 import type { AppState, Ctx } from '../context';
-import { compile, idParam } from '../validation';
+import { compile, idParam, pageQuery } from '../validation';
 import { getAccount, listAccounts, renameAccount } from '../../services/accounts';
 
 const updateAccountBody = compile<{ name: string }>({
@@ -12,7 +12,7 @@ const updateAccountBody = compile<{ name: string }>({
 /** Accounts are created by the CLI; the API lists, shows and renames the user's accounts. */
 export function accountRoutes(router: Router<AppState>) {
   router.get('/accounts', async (ctx: Ctx) => {
-    ctx.body = await listAccounts(ctx.state.auth!);
+    ctx.body = await listAccounts(ctx.state.auth!, pageQuery(ctx.query).page);
   });
   router.get('/accounts/:id', async (ctx: Ctx) => {
     ctx.body = await getAccount(ctx.state.auth!, idParam(ctx.params.id));
