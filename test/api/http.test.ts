@@ -1,3 +1,4 @@
+import http from 'node:http';
 import { useTestDatabase } from '../support/db';
 import { client, newAccount, startTestApi, TestApi } from '../support/api';
 import { Customer } from '../../src/models/customer';
@@ -140,6 +141,27 @@ describe('idempotency keys', () => {
     expect(bad2.status).toBe(422);
     expect(bad2.headers.get('idempotent-replayed')).toBe('true');
     expect((await a.api.post('/v1/customers', { email: 'x@x.io' }, { 'Idempotency-Key': 'bad key with spaces' })).status).toBe(422);
+  });
+
+  it('refuses a key that is blank or has characters outside printable ASCII, creating nothing', async () => {
+    const a = await newAccount(api.url);
+    // node:http sends header bytes as given (latin1), as a fuzzer does; fetch would refuse or trim them.
+    const post = (key: string) =>
+      new Promise<number>((resolve, reject) => {
+        const body = JSON.stringify({ email: 'k@x.io' });
+        const req = http.request(`${api.url}/v1/customers`, {
+          method: 'POST',
+          headers: { Authorization: `Bearer ${a.token}`, 'Content-Type': 'application/json', 'Idempotency-Key': key },
+        });
+        req.on('response', (res) => res.resume().on('end', () => resolve(res.statusCode!)));
+        req.on('error', reject);
+        req.end(body);
+      });
+    for (const key of ['', ' ', ' \t ', 'caf\u00e9', 'k\u00a0y', 'a b', 'x'.repeat(256)]) {
+      expect([key, await post(key)]).toEqual([key, 422]);
+    }
+    expect(await Customer.countDocuments({ account_id: a.account_id })).toBe(0);
+    expect(await post('~!ok-Key_1')).toBe(201);
   });
 
   it('answers 409 while the first request with a key is in flight', async () => {

@@ -9,8 +9,9 @@ const KEY = /^[\x21-\x7e]{1,255}$/;
 /** Idempotency-Key on authenticated POSTs. Errors are rendered here so their response is kept too. */
 export function idempotency(docBase: string) {
   return async (ctx: Ctx, next: Next) => {
+    // Present but blank (Node trims the value, so whitespace alone reads as '') is a bad key, not no key.
+    if (ctx.method !== 'POST' || ctx.headers['idempotency-key'] === undefined) return next();
     const key = ctx.get('Idempotency-Key');
-    if (ctx.method !== 'POST' || key === '') return next();
     if (!KEY.test(key)) throw ApiError.invalid('Idempotency-Key must be 1 to 255 printable characters', 'Idempotency-Key');
     const reservation = await reserveKey(scopeOf(ctx), key, ctx.method, ctx.path, ctx.request.body);
     if (reservation.kind === 'replay') {
