@@ -51,7 +51,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   app.use(bodyParser({ enableTypes: ['json'], jsonLimit: '1mb', jsonStrict: false, detectJSON: () => false }));
 
   const root = new Router<AppState>();
-  healthRoutes(root, deps.probes ?? []);
+  healthRoutes(root, deps.probes ?? [], logger);
   for (const page of PAGES) page(root);
   app.use(root.routes());
 

@@ -1,7 +1,15 @@
 import http from 'node:http';
+import pino from 'pino';
 import { useTestDatabase } from '../support/db';
 import { client, newAccount, startTestApi, TestApi } from '../support/api';
 import { Customer } from '../../src/models/customer';
+
+/** A logger whose lines the test can read. */
+function capturingLogger() {
+  const lines: any[] = [];
+  const logger = pino({ level: 'info' }, { write: (s: string) => lines.push(JSON.parse(s)) });
+  return { logger, lines };
+}
 
 useTestDatabase();
 let api: TestApi;
@@ -79,6 +87,31 @@ describe('HTTP surface', () => {
     const anon = client(api.url);
     expect((await anon.get('/healthz')).body).toEqual({ status: 'ok' });
     expect((await anon.get('/readyz')).status).toBe(200);
+  });
+
+  it('/readyz answers only ok or unavailable, never the failure itself, which goes to the log', async () => {
+    const { logger, lines } = capturingLogger();
+    const secret = 'getaddrinfo ENOTFOUND db.internal.example:27017 user=admin';
+    const down = await startTestApi({
+      logger,
+      probes: [
+        { name: 'database', check: async () => { throw new Error(secret); } },
+        { name: 'temporal', check: async () => undefined },
+      ],
+    });
+    const up = await startTestApi({ probes: [{ name: 'database', check: async () => undefined }] });
+    try {
+      const r = await client(down.url).get('/readyz');
+      expect(r.status).toBe(503);
+      expect(r.body).toEqual({ status: 'unavailable' });
+      expect(lines.some((l) => l.probe === 'database' && l.err?.message === secret)).toBe(true);
+      const ok = await client(up.url).get('/readyz');
+      expect(ok.status).toBe(200);
+      expect(ok.body).toEqual({ status: 'ok' });
+    } finally {
+      await down.close();
+      await up.close();
+    }
   });
 
   it('sets a request id', async () => {
