@@ -43,23 +43,26 @@ function toApiError(err: ErrorObject): ApiError {
   return ApiError.invalid(`${param ?? 'Request body'} ${message}`, param, { [field]: [message] });
 }
 
-export function compile<T>(schema: JSONSchemaType<T> | object): (data: unknown) => T {
+/** A compiled check; `schema` is the very object it validates with (the OpenAPI document shows it). */
+export type Validator<T> = ((data: unknown) => T) & { readonly schema: object };
+
+export function compile<T>(schema: JSONSchemaType<T> | object): Validator<T> {
   const validate = ajv.compile(schema) as ValidateFunction<T>;
-  return (data: unknown) => {
+  return Object.assign((data: unknown) => {
     // No body at all reads as {}; an explicit JSON `null` is a body that is not an object.
     const body = data === undefined ? {} : data;
     if (!validate(body)) throw toApiError(validate.errors![0]);
     return body as T;
-  };
+  }, { schema });
 }
 
-export function compileQuery<T>(schema: object): (data: unknown) => T {
+export function compileQuery<T>(schema: object): Validator<T> {
   const validate = queryAjv.compile(schema) as ValidateFunction<T>;
-  return (data: unknown) => {
+  return Object.assign((data: unknown) => {
     const query = { ...(data as object) };
     if (!validate(query)) throw toApiError(validate.errors![0]);
     return query as T;
-  };
+  }, { schema });
 }
 
 /** Reusable schema fragments. */

@@ -3,7 +3,7 @@ import type { AppState, Ctx } from '../context';
 import { compile, idParam, pageQuery } from '../validation';
 import { getAccount, listAccounts, renameAccount } from '../../services/accounts';
 
-const updateAccountBody = compile<{ name: string }>({
+export const updateAccountBody = compile<{ name: string }>({
   type: 'object',
   required: ['name'],
   properties: { name: { type: 'string', maxLength: 200 } },

@@ -5,7 +5,7 @@ import { compile, idParam, pageQuery, s } from '../validation';
 import { CryptoAddressInput, createCryptoAddress, deleteCryptoAddress, getCryptoAddress, listCryptoAddresses } from '../../services/cryptoAddresses';
 
 /** `currency` is the quick-start alias of `currency_code`; the service reports a missing one as `currency_code`. */
-const createBody = compile<CryptoAddressInput>({
+export const createBody = compile<CryptoAddressInput>({
   type: 'object',
   required: ['wallet_id', 'address'],
   properties: {

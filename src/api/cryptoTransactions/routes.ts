@@ -10,7 +10,7 @@ import {
   listCryptoTransactions,
 } from '../../services/cryptoTransactions';
 
-const createBody = compile<CryptoTransactionInput>({
+export const createBody = compile<CryptoTransactionInput>({
   type: 'object',
   required: ['to_address_id', 'amount', 'transaction_id'],
   properties: {
@@ -24,7 +24,7 @@ const createBody = compile<CryptoTransactionInput>({
   },
 });
 
-const allocationBody = compile<{ invoice_id: string; amount_applied?: string }>({
+export const allocationBody = compile<{ invoice_id: string; amount_applied?: string }>({
   type: 'object',
   required: ['invoice_id'],
   properties: { invoice_id: s.id, amount_applied: { type: 'string', maxLength: 20 } },

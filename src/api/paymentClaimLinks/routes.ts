@@ -11,7 +11,7 @@ import {
 } from '../../services/paymentClaimLinks';
 
 /** `max_uses` is any integer here; the service answers the spec's "Max uses must be greater than 0". */
-const createBody = compile<PaymentClaimLinkInput>({
+export const createBody = compile<PaymentClaimLinkInput>({
   type: 'object',
   required: ['customer_id'],
   properties: {

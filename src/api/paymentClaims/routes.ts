@@ -6,12 +6,12 @@ import { CLAIM_STATUSES, ClaimStatus } from '../../models/paymentClaim';
 import { approvePaymentClaim, getPaymentClaim, listPaymentClaims, rejectPaymentClaim } from '../../services/paymentClaims';
 import { ApiError } from '../../lib/errors';
 
-const listQuery = compileQuery<{ page: number; status?: ClaimStatus }>({
+export const listQuery = compileQuery<{ page: number; status?: ClaimStatus }>({
   type: 'object',
   properties: { page: { type: 'integer', minimum: 1, default: 1 }, status: { type: 'string', enum: CLAIM_STATUSES } },
 });
 
-const rejectionBody = compile<{ reason?: string | null }>({
+export const rejectionBody = compile<{ reason?: string | null }>({
   type: 'object',
   properties: { reason: { type: ['string', 'null'], maxLength: 5000 } },
 });

@@ -7,7 +7,7 @@ import { getPublicPaymentClaimLink, PublicClaimInput, submitPaymentClaim } from 
 /** Requests per minute per client IP on the public claim routes. */
 export const PUBLIC_CLAIM_RATE_PER_MINUTE = 60;
 
-const claimBody = compile<PublicClaimInput>({
+export const claimBody = compile<PublicClaimInput>({
   type: 'object',
   required: ['transaction_id', 'amount', 'currency', 'to_address'],
   properties: {
