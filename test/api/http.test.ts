@@ -114,6 +114,31 @@ describe('HTTP surface', () => {
     }
   });
 
+  it('never logs a payment claim link secret', async () => {
+    const { logger, lines } = capturingLogger();
+    const logged = await startTestApi({ logger });
+    const secret = 'S3cretLinkValue_abcdefghijklmnopqrstuvwxyz0';
+    try {
+      const anon = client(logged.url);
+      await anon.get(`/pay/${secret}`);
+      await anon.get(`/PAY/${secret}`);
+      await anon.get(`/v1/public/payment_claim_links/${secret}`);
+      await anon.get(`/api/v1/public/payment_claim_links/${secret}`);
+      await anon.post(`/v1/public/payment_claim_links/${secret}/claims`, {});
+      const requests = lines.filter((l) => l.msg === 'request');
+      expect(requests.map((l) => l.path)).toEqual([
+        '/pay/[redacted]',
+        '/PAY/[redacted]',
+        '/v1/public/payment_claim_links/[redacted]',
+        '/api/v1/public/payment_claim_links/[redacted]',
+        '/v1/public/payment_claim_links/[redacted]/claims',
+      ]);
+      expect(JSON.stringify(lines)).not.toContain(secret);
+    } finally {
+      await logged.close();
+    }
+  });
+
   it('sets a request id', async () => {
     const a = await newAccount(api.url);
     const r = await a.api.get('/v1/customers', { 'X-Request-Id': 'req-123' });

@@ -2,6 +2,15 @@ import type { Next } from 'koa';
 import type { Logger } from 'pino';
 import type { Ctx } from '../context';
 
+// Payment claim link secrets are bearer credentials: they never reach the logs. Case-insensitive
+// because the router is.
+const SECRET_PATHS = [/^(\/pay\/)[^/]+/i, /^((?:\/api)?\/v1\/public\/payment_claim_links\/)[^/]+/i];
+
+/** The request path as logged: link secrets replaced by `[redacted]`. */
+export function loggedPath(path: string): string {
+  return SECRET_PATHS.reduce((p, re) => p.replace(re, '$1[redacted]'), path);
+}
+
 /** A request id (taken from X-Request-Id when sane) and one log line per request. */
 export function requestLog(logger: Logger) {
   return async (ctx: Ctx, next: Next) => {
@@ -13,7 +22,7 @@ export function requestLog(logger: Logger) {
       await next();
     } finally {
       logger.info(
-        { requestId: ctx.state.requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(performance.now() - start) },
+        { requestId: ctx.state.requestId, method: ctx.method, path: loggedPath(ctx.path), status: ctx.status, ms: Math.round(performance.now() - start) },
         'request',
       );
     }
