@@ -8,8 +8,9 @@ export class ConfigError extends Error {}
 export const CONFIG_VARIABLES = [
   'PORT', 'HOST', 'LOG_LEVEL', 'MONGODB_URI', 'PUBLIC_URL', 'TEMPORAL_ADDRESS', 'TEMPORAL_NAMESPACE',
   'TEMPORAL_TASK_QUEUE', 'RATE_LIMIT_PER_MINUTE', 'INVOICE_DUE_DAYS', 'SLIPPAGE_TOLERANCE',
-  'WEBHOOK_ALLOW_PRIVATE_NETWORKS', 'CLAIM_VERIFICATION', 'PRICE_ORACLE', 'COINGECKO_URL', 'COINGECKO_API_KEY',
+  'WEBHOOK_ALLOW_PRIVATE_NETWORKS', 'CLAIM_VERIFICATION', 'CLAIM_CHALLENGE_HMAC_KEY', 'PRICE_ORACLE', 'COINGECKO_URL', 'COINGECKO_API_KEY',
   'ETH_RPC_URL', 'ETH_CONFIRMATIONS', 'ETH_POLL_SECONDS', 'BTC_ESPLORA_URL', 'BTC_CONFIRMATIONS', 'BTC_POLL_SECONDS',
+  'TRUST_PROXY',
 ] as const;
 
 type Env = Record<string, string | undefined>;
@@ -50,6 +51,13 @@ function oneOf<T extends string>(env: Env, name: string, def: T, values: readonl
   return v as T;
 }
 
+/** An optional secret key (empty: not configured); a short one is refused as guessable. */
+function secretKey(env: Env, name: string): string | null {
+  const v = str(env, name, '');
+  if (v !== '' && v.length < 32) throw new ConfigError(`${name} must be at least 32 characters`);
+  return v === '' ? null : v;
+}
+
 /** An optional URL: empty means "not configured". */
 function optionalUrl(env: Env, name: string): string | null {
   return str(env, name, '') === '' ? null : url(env, name, '');
@@ -78,6 +86,8 @@ export function loadConfig(env: Env = process.env) {
   return {
     port,
     host: str(env, 'HOST', '127.0.0.1'),
+    /** Behind exactly one reverse proxy: the client address is the X-Forwarded-For entry it appended. */
+    trustProxy: bool(env, 'TRUST_PROXY', false),
     logLevel,
     mongodbUri,
     publicUrl: url(env, 'PUBLIC_URL', `http://localhost:${port}`),
@@ -91,6 +101,8 @@ export function loadConfig(env: Env = process.env) {
     slippageTolerance: decimalFraction(env, 'SLIPPAGE_TOLERANCE', '0.005'),
     webhookAllowPrivateNetworks: bool(env, 'WEBHOOK_ALLOW_PRIVATE_NETWORKS', false),
     claimVerification: bool(env, 'CLAIM_VERIFICATION', true),
+    /** Signs proof-of-work challenges; the same in every API process. Unset: one key generated and kept in the database. */
+    claimChallengeHmacKey: secretKey(env, 'CLAIM_CHALLENGE_HMAC_KEY'),
     priceOracle: {
       /** `fixed`: the embedded rate table; `coingecko`: CoinGecko's historical range API. */
       provider: oneOf(env, 'PRICE_ORACLE', 'fixed', ['fixed', 'coingecko'] as const),

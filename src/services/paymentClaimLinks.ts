@@ -9,6 +9,7 @@ import { startOnce } from '../temporal/startOnce';
 import { PaymentClaimLink, PaymentClaimLinkDoc, PaymentClaimLinkSecret, PaymentClaimLinkUse } from '../models/paymentClaimLink';
 import { isDuplicateKey } from '../models/errors';
 import { PaymentClaim, PaymentClaimDoc } from '../models/paymentClaim';
+import { ClaimChallengeKey, SpentClaimSolution } from '../models/claimChallenge';
 import { CryptoAddress, CryptoAddressDoc } from '../models/cryptoAddress';
 import { Wallet, WalletDoc } from '../models/wallet';
 import { Invoice, InvoiceDoc } from '../models/invoice';
@@ -36,8 +37,15 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 
 interface AltchaV1 {
   createChallenge(o: { hmacKey: string; maxnumber?: number; expires?: Date; params?: Record<string, string>; algorithm?: 'SHA-256' }): Promise<ClaimChallenge>;
-  verifySolution(payload: string, hmacKey: string, checkExpires?: boolean): Promise<boolean>;
-  extractParams(payload: string): Record<string, string>;
+  verifySolution(payload: SolutionPayload, hmacKey: string, checkExpires?: boolean): Promise<boolean>;
+  extractParams(payload: SolutionPayload): Record<string, string>;
+}
+interface SolutionPayload {
+  algorithm: string;
+  challenge: string;
+  number: number;
+  salt: string;
+  signature: string;
 }
 // altcha-lib exposes the classic API at the `altcha-lib/v1` subpath, which `moduleResolution: node` cannot type.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -54,39 +62,61 @@ export interface ClaimChallenge {
 /** Challenge difficulty: the secret number is below this (about 0.1-0.5 s in a browser). */
 export const CHALLENGE_MAX_NUMBER = 50_000;
 const CHALLENGE_TTL_MS = 10 * 60_000;
-/** Per-process HMAC key: challenges are verified by the process that issued them (single API process or sticky sessions). */
-const HMAC_KEY = randomBytes(32).toString('hex');
-/** Solutions already used (until their challenge expires): one solution, one claim. */
-const spent = new Map<string, number>();
+const STORED_KEY_ID = 'claim_challenge_hmac_key';
 
-/** A challenge bound to one link (its id in the signed salt params), valid 10 minutes. */
-export async function createClaimChallenge(linkId: string): Promise<ClaimChallenge> {
-  return altcha.createChallenge({ hmacKey: HMAC_KEY, maxnumber: CHALLENGE_MAX_NUMBER, expires: new Date(Date.now() + CHALLENGE_TTL_MS), params: { link: linkId }, algorithm: 'SHA-256' });
+/**
+ * The key challenges are signed with: CLAIM_CHALLENGE_HMAC_KEY, else one random key kept in the
+ * database (the first insert wins), so every API process issues and verifies the same challenges.
+ */
+export async function claimChallengeHmacKey(configured: string | null): Promise<string> {
+  if (configured) return configured;
+  const stored = await ClaimChallengeKey.findById(STORED_KEY_ID).lean<{ key: string }>();
+  if (stored) return stored.key;
+  try {
+    await ClaimChallengeKey.create({ _id: STORED_KEY_ID, key: randomBytes(32).toString('hex'), created_at: new Date() });
+  } catch (err) {
+    if (!isDuplicateKey(err)) throw err;
+  }
+  return (await ClaimChallengeKey.findById(STORED_KEY_ID).lean<{ key: string }>())!.key;
 }
 
-/** The base64 JSON payload of a solved challenge: valid signature, solved, not expired, for this link, not used before. */
-export async function verifyClaimSolution(payload: unknown, linkId: string): Promise<boolean> {
+/** A challenge bound to one link (its id in the signed salt params), valid 10 minutes. */
+export async function createClaimChallenge(linkId: string, hmacKey: string): Promise<ClaimChallenge> {
+  return altcha.createChallenge({ hmacKey, maxnumber: CHALLENGE_MAX_NUMBER, expires: new Date(Date.now() + CHALLENGE_TTL_MS), params: { link: linkId }, algorithm: 'SHA-256' });
+}
+
+/**
+ * The base64 JSON payload of a solved challenge: valid signature, solved, not expired, for this
+ * link, not used before. "Used" is keyed by the decoded signature (one per challenge), never by
+ * the payload text, which has many encodings of one solution.
+ */
+export async function verifyClaimSolution(payload: unknown, linkId: string, hmacKey: string): Promise<boolean> {
   if (typeof payload !== 'string' || payload.length === 0 || payload.length > 4096) return false;
-  let ok = false;
+  let solution: SolutionPayload;
   try {
-    ok = (await altcha.verifySolution(payload, HMAC_KEY, true)) && altcha.extractParams(payload).link === linkId;
+    solution = JSON.parse(atob(payload)) as SolutionPayload;
+    if (typeof solution?.signature !== 'string' || !(await altcha.verifySolution(solution, hmacKey, true)) || altcha.extractParams(solution).link !== linkId) return false;
   } catch {
     return false;
   }
-  if (!ok) return false;
-  const now = Date.now();
-  for (const [k, exp] of spent) if (exp < now) spent.delete(k);
-  const key = createHash('sha256').update(payload).digest('hex');
-  if (spent.has(key)) return false;
-  spent.set(key, now + CHALLENGE_TTL_MS);
+  const expiresAt = new Date(Number(altcha.extractParams(solution).expires) * 1000 || Date.now() + CHALLENGE_TTL_MS);
+  try {
+    await SpentClaimSolution.create({ _id: solution.signature, link_id: linkId, expires_at: expiresAt });
+  } catch (err) {
+    if (isDuplicateKey(err)) return false;
+    throw err;
+  }
+  // Past their challenge's expiry, records can no longer matter (the challenge itself is refused).
+  await SpentClaimSolution.deleteMany({ expires_at: { $lt: new Date() } });
   return true;
 }
 
-const settings = { publicUrl: 'http://localhost:3000', verification: true };
-/** PUBLIC_URL and CLAIM_VERIFICATION from config (crypto domain start-up). */
-export function configurePaymentClaims(opts: { publicUrl: string; verification: boolean }): void {
+const settings = { publicUrl: 'http://localhost:3000', verification: true, hmacKey: null as string | null };
+/** PUBLIC_URL, CLAIM_VERIFICATION and CLAIM_CHALLENGE_HMAC_KEY from config (crypto domain start-up). */
+export function configurePaymentClaims(opts: { publicUrl: string; verification: boolean; hmacKey?: string | null }): void {
   settings.publicUrl = opts.publicUrl;
   settings.verification = opts.verification;
+  settings.hmacKey = opts.hmacKey ?? null;
 }
 
 export interface PaymentClaimLinkInput {
@@ -274,7 +304,7 @@ export async function getPublicPaymentClaimLink(secret: string) {
     pay_to: addresses.map((a) => ({ currency: a.currency, address: a.address, explorer: explorerFor(a.currency, a.address, sandbox) })),
     quotes,
     verification_required: settings.verification,
-    challenge: usable && settings.verification ? await createClaimChallenge(link._id) : (null as ClaimChallenge | null),
+    challenge: usable && settings.verification ? await createClaimChallenge(link._id, await claimChallengeHmacKey(settings.hmacKey)) : (null as ClaimChallenge | null),
   };
 }
 
@@ -301,7 +331,7 @@ export async function submitPaymentClaim(secret: string, input: PublicClaimInput
   const target = checked.ok ? (await payToAddresses(link)).find((a) => a.currency === currency && a.address_key === checked.canonical) : undefined;
   if (!target) throw ApiError.invalid('The receiving address is not one of the addresses of this payment link', 'to_address');
   // Last, so a form error does not spend the solved challenge.
-  if (settings.verification && !(await verifyClaimSolution(input.verification, link._id))) {
+  if (settings.verification && !(await verifyClaimSolution(input.verification, link._id, await claimChallengeHmacKey(settings.hmacKey)))) {
     throw new ApiError(422, 'invalid_request_error', 'verification_failed', 'Human verification failed; solve a new challenge and retry', 'verification');
   }
 

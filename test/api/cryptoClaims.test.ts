@@ -1,6 +1,10 @@
 import { useTestDatabase } from '../support/db';
 import { newAccount, startTestApi, TestApi, client } from '../support/api';
+import { createHmac } from 'node:crypto';
 import { Event } from '../../src/models/event';
+import { SpentClaimSolution } from '../../src/models/claimChallenge';
+import { claimChallengeHmacKey, createClaimChallenge, verifyClaimSolution } from '../../src/services/paymentClaimLinks';
+import { ConfigError, loadConfig } from '../../src/config';
 import { setTemporal, TemporalContext } from '../../src/temporal/context';
 import { BTC_BECH32, ETH_EIP55, ETH_EIP55_2, customerWithWallet, invoiceOf, txHash } from '../crypto/helpers';
 
@@ -163,6 +167,52 @@ describe('payment claim links', () => {
     expect((await anon().post(`/v1/public/payment_claim_links/${secretOf(l1)}/claims`, { ...claim, transaction_id: txHash(), verification: sol })).status).toBe(201);
     expect((await anon().post(`/v1/public/payment_claim_links/${secretOf(l1)}/claims`, { ...claim, transaction_id: txHash(), verification: sol })).body.error.code).toBe('verification_failed');
     expect((await a.api.get(`/v1/payment_claim_links/${l1.id}`)).body).toMatchObject({ status: 'active', use_count: 1, usable: true });
+  });
+});
+
+describe('proof-of-work hardening (issue 11)', () => {
+  it('a spent solution is refused however it is re-encoded (trailing space, reordered keys, number as a string)', async () => {
+    const { a, customer } = await setup();
+    const link = (await a.api.post('/v1/payment_claim_links', { customer_id: customer.id, max_uses: 10 })).body;
+    const sol = await solve((await anon().get(`/v1/public/payment_claim_links/${secretOf(link)}`)).body.challenge);
+    const claim = { amount: '0.01', currency: 'BTC', to_address: BTC_BECH32 };
+    const post = (verification: string) => anon().post(`/v1/public/payment_claim_links/${secretOf(link)}/claims`, { ...claim, transaction_id: txHash(), verification });
+    expect((await post(sol)).status).toBe(201);
+    const decoded = JSON.parse(Buffer.from(sol, 'base64').toString());
+    const reordered = Buffer.from(JSON.stringify({ signature: decoded.signature, salt: decoded.salt, number: decoded.number, challenge: decoded.challenge, algorithm: decoded.algorithm })).toString('base64');
+    const numberAsString = Buffer.from(JSON.stringify({ ...decoded, number: String(decoded.number) })).toString('base64');
+    for (const replay of [`${sol} `, ` ${sol}`, reordered, numberAsString]) {
+      const res = await post(replay);
+      expect(res.status).toBe(422);
+      expect(res.body.error.code).toBe('verification_failed');
+    }
+    expect((await a.api.get(`/v1/payment_claim_links/${link.id}`)).body.use_count).toBe(1);
+    // The spent set is in the database, keyed by the decoded signature, expiring with the challenge.
+    const spent = await SpentClaimSolution.findById(decoded.signature).lean();
+    expect(spent).toMatchObject({ link_id: link.id });
+    expect(spent!.expires_at.getTime()).toBeGreaterThan(Date.now());
+    expect(spent!.expires_at.getTime()).toBeLessThanOrEqual(Date.now() + 10 * 60_000);
+  });
+
+  it('signs with CLAIM_CHALLENGE_HMAC_KEY, else with one key kept in the database, so every process verifies the same challenges', async () => {
+    expect(() => loadConfig({ CLAIM_CHALLENGE_HMAC_KEY: 'too short' })).toThrow(ConfigError);
+    const configured = 'k'.repeat(40);
+    expect(loadConfig({ CLAIM_CHALLENGE_HMAC_KEY: configured }).claimChallengeHmacKey).toBe(configured);
+    expect(loadConfig({}).claimChallengeHmacKey).toBeNull();
+    expect(await claimChallengeHmacKey(configured)).toBe(configured);
+    const stored = await claimChallengeHmacKey(null);
+    expect(stored).toMatch(/^[0-9a-f]{64}$/);
+    // A second process (a second call) reads the same key instead of making its own.
+    expect(await Promise.all([claimChallengeHmacKey(null), claimChallengeHmacKey(null)])).toEqual([stored, stored]);
+
+    const { a, customer } = await setup();
+    const link = (await a.api.post('/v1/payment_claim_links', { customer_id: customer.id, max_uses: 10 })).body;
+    const fromConfigured = await solve(await createClaimChallenge(link.id, configured));
+    expect(await verifyClaimSolution(fromConfigured, link.id, stored)).toBe(false);
+    expect(await verifyClaimSolution(fromConfigured, link.id, configured)).toBe(true);
+    // The app (no CLAIM_CHALLENGE_HMAC_KEY here) issues challenges with the stored key.
+    const ch = (await anon().get(`/v1/public/payment_claim_links/${secretOf(link)}`)).body.challenge;
+    expect(ch.signature).toBe(createHmac('sha256', stored).update(ch.challenge).digest('hex'));
   });
 });
 
