@@ -44,7 +44,10 @@ const PAGES: RouteModule[] = [...billingPages, ...cryptoPages, ...webhooksPages]
 export function createApp(deps: AppDeps): Koa<AppState> {
   const { config, logger } = deps;
   const app = new Koa<AppState>();
-  app.proxy = true;
+  // Off, X-Forwarded-For is ignored (a client could choose its own address for the IP limiters). On,
+  // only the last entry counts: the one our proxy appended; earlier ones are the client's to write.
+  app.proxy = config.trustProxy;
+  app.maxIpsCount = 1;
 
   app.use(errorMiddleware(logger, config.publicUrl));
   app.use(requestLog(logger));

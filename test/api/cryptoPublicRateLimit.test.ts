@@ -30,4 +30,17 @@ describe('public claim routes', () => {
     // POST shares the window.
     expect((await anon.post(`/v1/public/payment_claim_links/${'x'.repeat(43)}/claims`, {})).status).toBe(429);
   });
+
+  it('include the pay page /pay/<secret>, at the same rate per IP', async () => {
+    const anon = client(api.url);
+    const intoMinute = Date.now() % 60_000;
+    if (intoMinute > 45_000) await new Promise((r) => setTimeout(r, 60_000 - intoMinute + 100));
+    const statuses: number[] = [];
+    for (let i = 0; i <= PUBLIC_CLAIM_RATE_PER_MINUTE; i++) statuses.push((await anon.get(`/pay/${'y'.repeat(43)}`)).status);
+    expect(statuses.slice(0, -1).every((s) => s === 404)).toBe(true);
+    expect(statuses.at(-1)).toBe(429);
+    const r = await anon.get(`/pay/${'y'.repeat(43)}`);
+    expect(r.body.error.code).toBe('rate_limit_error');
+    expect(r.headers.get('retry-after')).toBe('60');
+  });
 });

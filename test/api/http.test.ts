@@ -3,6 +3,7 @@ import pino from 'pino';
 import { useTestDatabase } from '../support/db';
 import { client, newAccount, startTestApi, TestApi } from '../support/api';
 import { Customer } from '../../src/models/customer';
+import { PUBLIC_CLAIM_RATE_PER_MINUTE } from '../../src/api/publicClaims/routes';
 
 /** A logger whose lines the test can read. */
 function capturingLogger() {
@@ -168,6 +169,40 @@ describe('rate limit', () => {
     }
     expect([...statuses, r.status]).toContain(429);
     expect((await b.api.get('/v1/customers')).status).toBe(200);
+  });
+});
+
+describe('client address for the per-IP limiters (the pay page\'s)', () => {
+  const PAY = `/pay/${'z'.repeat(43)}`;
+  /** Statuses of one request past the per-IP limit, within one rate window. */
+  async function burst(url: string, xff: (i: number) => string) {
+    const intoMinute = Date.now() % 60_000;
+    if (intoMinute > 50_000) await new Promise((r) => setTimeout(r, 60_000 - intoMinute + 100));
+    const statuses: number[] = [];
+    for (let i = 0; i <= PUBLIC_CLAIM_RATE_PER_MINUTE; i++) statuses.push((await client(url).get(PAY, { 'X-Forwarded-For': xff(i) })).status);
+    return statuses;
+  }
+  const limitedLast = [...Array(PUBLIC_CLAIM_RATE_PER_MINUTE).fill(404), 429];
+
+  it('ignores X-Forwarded-For by default, so a client cannot pick a fresh address per request', async () => {
+    const direct = await startTestApi();
+    try {
+      expect(await burst(direct.url, (i) => `198.51.100.${i}`)).toEqual(limitedLast);
+    } finally {
+      await direct.close();
+    }
+  });
+
+  it('with TRUST_PROXY=true counts exactly one hop: the last X-Forwarded-For entry', async () => {
+    const proxied = await startTestApi({}, { TRUST_PROXY: 'true' });
+    try {
+      // The client wrote the first entries; the proxy appended 203.0.113.7.
+      expect(await burst(proxied.url, (i) => `10.0.0.${i}, 192.0.2.${i}, 203.0.113.7`)).toEqual(limitedLast);
+      expect((await client(proxied.url).get(PAY, { 'X-Forwarded-For': '203.0.113.7, 203.0.113.8' })).status).toBe(404);
+      expect((await client(proxied.url).get(PAY, { 'X-Forwarded-For': '203.0.113.8, 203.0.113.7' })).status).toBe(429);
+    } finally {
+      await proxied.close();
+    }
   });
 });
 

@@ -6,6 +6,8 @@
 import type Router from '@koa/router';
 import type { AppState, Ctx } from '../context';
 import { paymentClaimLinkExists } from '../../services/paymentClaimLinks';
+import { rateLimit } from '../middleware/rateLimit';
+import { PUBLIC_CLAIM_RATE_PER_MINUTE } from '../publicClaims/routes';
 
 const PAGE = `<!doctype html>
 <html lang="en">
@@ -145,7 +147,9 @@ const PAGE = `<!doctype html>
 `;
 
 export function payPageRoutes(router: Router<AppState>) {
-  router.get('/pay/:secret', async (ctx: Ctx) => {
+  // Each load looks a secret up: the same per-IP rate as the public claim routes it calls.
+  const limit = rateLimit(PUBLIC_CLAIM_RATE_PER_MINUTE, (ctx) => `pay-page:${ctx.ip}`);
+  router.get('/pay/:secret', limit, async (ctx: Ctx) => {
     // The same page either way (it explains what is wrong); the status tells crawlers and tools.
     ctx.status = (await paymentClaimLinkExists(ctx.params.secret)) ? 200 : 404;
     ctx.type = 'text/html; charset=utf-8';
