@@ -13,7 +13,7 @@ import { WebhookEndpoint, WebhookEndpointDoc } from '../models/webhookEndpoint';
 import { AttemptErrorKind, WebhookAttempt, WebhookDelivery, WebhookDeliveryDoc } from '../models/webhookDelivery';
 import { IdempotencyKey } from '../models/idempotencyKey';
 import { signWebhook } from '../crypto/webhookSignature';
-import { isIpLiteral, isPrivateAddress } from '../services/webhookEndpoints';
+import { isIpLiteral, isPrivateAddress } from '../lib/network';
 import { newDeliveryRecord, stopDeliveriesOf } from '../services/webhookDispatch';
 import { isDuplicateKey } from '../models/errors';
 import {

@@ -17,6 +17,7 @@ import { optionalText } from './validate';
 import { getTemporal, hasTemporal } from '../temporal/context';
 import { workflowIds } from '../temporal/workflowIds';
 import { insertDeliveryRecord, startDeliveryWorkflow, stopDeliveriesOf } from './webhookDispatch';
+import { isIpLiteral, isPrivateAddress } from '../lib/network';
 
 export interface WebhookEndpointInput {
   url?: string;
@@ -29,75 +30,6 @@ export interface WebhookEndpointInput {
 const settings = { allowPrivateNetworks: false };
 export function configureWebhookEndpoints(opts: { allowPrivateNetworks: boolean }): void {
   settings.allowPrivateNetworks = opts.allowPrivateNetworks;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Address rules (pure; also used by the delivery activity against the resolved address)
-
-function parseIPv4(s: string): number[] | null {
-  const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(s);
-  if (!m) return null;
-  const parts = m.slice(1).map(Number);
-  return parts.every((p) => p <= 255) ? parts : null;
-}
-
-/** Eight 16-bit groups, or null when `s` is not an IPv6 literal. */
-function parseIPv6(raw: string): number[] | null {
-  let s = raw.replace(/^\[|\]$/g, '').replace(/%.*$/, '').toLowerCase();
-  if (!s.includes(':')) return null;
-  const v4 = /:(\d{1,3}(?:\.\d{1,3}){3})$/.exec(s);
-  if (v4) {
-    // A trailing dotted quad (::ffff:10.0.0.1) is the last two groups.
-    const p = parseIPv4(v4[1]);
-    if (!p) return null;
-    s = s.slice(0, -v4[1].length) + ((p[0] << 8) | p[1]).toString(16) + ':' + ((p[2] << 8) | p[3]).toString(16);
-  }
-  const halves = s.split('::');
-  if (halves.length > 2) return null;
-  const groups = (h: string) => (h === '' ? [] : h.split(':'));
-  const head = groups(halves[0]);
-  const rest = halves.length === 2 ? groups(halves[1]) : [];
-  if (![...head, ...rest].every((g) => /^[0-9a-f]{1,4}$/.test(g))) return null;
-  const fill = 8 - head.length - rest.length;
-  if (halves.length === 2 ? fill < 1 : fill !== 0) return null;
-  return [...head, ...Array(fill).fill('0'), ...rest].map((g) => parseInt(g, 16));
-}
-
-function privateIPv4([a, b]: number[]): boolean {
-  return (
-    a === 0 || a === 10 || a === 127 || a >= 224 || // this network, private, loopback, multicast/reserved
-    (a === 100 && b >= 64 && b <= 127) || // carrier-grade NAT
-    (a === 169 && b === 254) || // link-local (cloud metadata lives here)
-    (a === 172 && b >= 16 && b <= 31) ||
-    (a === 192 && b === 168) ||
-    (a === 192 && b === 0) || // IETF protocol assignments (0.0/24) and 192.0.2/24 documentation
-    (a === 198 && (b === 18 || b === 19)) // benchmarking
-  );
-}
-
-/** True for private, loopback, link-local, unspecified, multicast and reserved addresses (IPv4 or IPv6). */
-export function isPrivateAddress(ip: string): boolean {
-  const v4 = parseIPv4(ip);
-  if (v4) return privateIPv4(v4);
-  const g = parseIPv6(ip);
-  if (!g) return false;
-  const embedded = [g[6] >> 8, g[6] & 0xff];
-  if (g.slice(0, 5).every((x) => x === 0) && (g[5] === 0xffff || g[5] === 0)) {
-    // ::ffff:a.b.c.d (mapped) and ::a.b.c.d (compatible; includes :: and ::1)
-    if (g[5] === 0 && g[6] === 0 && g[7] <= 1) return true;
-    return privateIPv4(embedded);
-  }
-  if (g[0] === 0x64 && g[1] === 0xff9b && g.slice(2, 6).every((x) => x === 0)) return privateIPv4(embedded); // NAT64
-  return (
-    (g[0] & 0xfe00) === 0xfc00 || // unique local fc00::/7
-    (g[0] & 0xffc0) === 0xfe80 || // link-local fe80::/10
-    (g[0] & 0xffc0) === 0xfec0 || // site-local (deprecated)
-    (g[0] & 0xff00) === 0xff00 // multicast
-  );
-}
-
-export function isIpLiteral(host: string): boolean {
-  return parseIPv4(host) !== null || parseIPv6(host) !== null;
 }
 
 const urlError = (message: string) => ApiError.validation('url', message);
