@@ -2,6 +2,8 @@
  * Every environment variable the service reads, in one place, with defaults and validation.
  * A bad value stops start-up with a message naming the variable.
  */
+import { isLoopbackHost } from '../lib/network';
+
 export class ConfigError extends Error {}
 
 /** Every variable loadConfig reads (docker-compose.yml is checked against this list). */
@@ -10,7 +12,7 @@ export const CONFIG_VARIABLES = [
   'TEMPORAL_TASK_QUEUE', 'RATE_LIMIT_PER_MINUTE', 'INVOICE_DUE_DAYS', 'SLIPPAGE_TOLERANCE',
   'WEBHOOK_ALLOW_PRIVATE_NETWORKS', 'CLAIM_VERIFICATION', 'CLAIM_CHALLENGE_HMAC_KEY', 'PRICE_ORACLE', 'COINGECKO_URL', 'COINGECKO_API_KEY',
   'ETH_RPC_URL', 'ETH_CONFIRMATIONS', 'ETH_POLL_SECONDS', 'BTC_ESPLORA_URL', 'BTC_CONFIRMATIONS', 'BTC_POLL_SECONDS',
-  'TRUST_PROXY',
+  'TRUST_PROXY', 'ALLOW_UNSAFE_LOCAL_SETTINGS',
 ] as const;
 
 type Env = Record<string, string | undefined>;
@@ -73,6 +75,21 @@ function url(env: Env, name: string, def: string): string {
   return v.replace(/\/+$/, '');
 }
 
+/**
+ * Settings that switch a protection off are for local runs: refused unless the API listens on
+ * loopback only, or the operator says so with ALLOW_UNSAFE_LOCAL_SETTINGS=true.
+ */
+function refuseUnsafeSettings(c: { host: string; webhookAllowPrivateNetworks: boolean; claimVerification: boolean }, allowUnsafe: boolean) {
+  const unsafe = [
+    ...(c.claimVerification ? [] : ['CLAIM_VERIFICATION=off']),
+    ...(c.webhookAllowPrivateNetworks ? ['WEBHOOK_ALLOW_PRIVATE_NETWORKS=true'] : []),
+  ];
+  if (unsafe.length === 0 || allowUnsafe || isLoopbackHost(c.host)) return;
+  throw new ConfigError(
+    `${unsafe.join(' and ')} is for local runs only: listen on loopback (HOST=127.0.0.1) or set ALLOW_UNSAFE_LOCAL_SETTINGS=true (HOST is "${c.host}")`,
+  );
+}
+
 export function loadConfig(env: Env = process.env) {
   const port = int(env, 'PORT', 3000, 0, 65535);
   const logLevel = str(env, 'LOG_LEVEL', 'info');
@@ -83,7 +100,7 @@ export function loadConfig(env: Env = process.env) {
   if (!/^mongodb(\+srv)?:\/\//.test(mongodbUri)) {
     throw new ConfigError(`MONGODB_URI must start with mongodb:// or mongodb+srv://`);
   }
-  return {
+  const config = {
     port,
     host: str(env, 'HOST', '127.0.0.1'),
     /** Behind exactly one reverse proxy: the client address is the X-Forwarded-For entry it appended. */
@@ -123,6 +140,8 @@ export function loadConfig(env: Env = process.env) {
       },
     },
   };
+  refuseUnsafeSettings(config, bool(env, 'ALLOW_UNSAFE_LOCAL_SETTINGS', false));
+  return config;
 }
 
 export type Config = ReturnType<typeof loadConfig>;

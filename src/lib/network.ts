@@ -30,6 +30,15 @@ export function isGlobalUnicast(ip: string): boolean {
   return addr.kind() === 'ipv4' || (addr as ipaddr.IPv6).match(GLOBAL_UNICAST_V6);
 }
 
+/** A listen address reachable only from this machine: `localhost` or a loopback IP. */
+export function isLoopbackHost(host: string): boolean {
+  const h = bare(host).toLowerCase();
+  if (h === 'localhost') return true;
+  if (!isIpLiteral(h)) return false;
+  const addr = ipaddr.process(h); // ::ffff:127.0.0.1 counts as 127.0.0.1
+  return addr.range() === 'loopback';
+}
+
 /** The webhook rule: anything but global unicast is refused (unless private networks are allowed). */
 export function isPrivateAddress(ip: string): boolean {
   return !isGlobalUnicast(ip);

@@ -25,6 +25,29 @@ describe('config', () => {
     expect(() => loadConfig({ [name]: value })).toThrow(message);
   });
 
+  it('refuses CLAIM_VERIFICATION=off and WEBHOOK_ALLOW_PRIVATE_NETWORKS=true unless the API listens on loopback or ALLOW_UNSAFE_LOCAL_SETTINGS=true', () => {
+    for (const unsafe of [{ CLAIM_VERIFICATION: 'off' }, { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' }]) {
+      for (const HOST of ['0.0.0.0', '::', '192.168.1.10', 'api.example.com', '127.0.0.1.example.com']) {
+        expect(() => loadConfig({ ...unsafe, HOST })).toThrow(ConfigError);
+        expect(() => loadConfig({ ...unsafe, HOST })).toThrow(/local runs only.*ALLOW_UNSAFE_LOCAL_SETTINGS=true/);
+        expect(loadConfig({ ...unsafe, HOST, ALLOW_UNSAFE_LOCAL_SETTINGS: 'true' }).host).toBe(HOST);
+      }
+      for (const HOST of ['127.0.0.1', '127.0.0.2', '::1', 'localhost', '::ffff:127.0.0.1']) {
+        expect(loadConfig({ ...unsafe, HOST }).host).toBe(HOST);
+      }
+      expect(loadConfig(unsafe).host).toBe('127.0.0.1');
+    }
+    // The safe values need nothing.
+    expect(loadConfig({ HOST: '0.0.0.0' }).host).toBe('0.0.0.0');
+    expect(() => loadConfig({ ALLOW_UNSAFE_LOCAL_SETTINGS: 'maybe' })).toThrow(/true or false/);
+  });
+
+  it('reads TRUST_PROXY, off by default', () => {
+    expect(loadConfig({}).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: 'true' }).trustProxy).toBe(true);
+    expect(() => loadConfig({ TRUST_PROXY: 'yes please' })).toThrow(/TRUST_PROXY must be true or false/);
+  });
+
   it('reads booleans and trims a trailing slash from PUBLIC_URL', () => {
     const c = loadConfig({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', CLAIM_VERIFICATION: 'off', PUBLIC_URL: 'https://pay.example.com/' });
     expect(c.webhookAllowPrivateNetworks).toBe(true);
