@@ -267,9 +267,21 @@ async function payToAddresses(link: PaymentClaimLinkDoc): Promise<CryptoAddressD
   return [];
 }
 
-/** `GET /v1/public/payment_claim_links/:secret`: what to pay, where, and the challenge. */
+/** What anyone holding the secret of a used or expired link sees: its status, nothing of the customer's. */
+export interface ClosedPublicLink {
+  object: 'payment_claim_link';
+  status: string;
+  usable: false;
+  expired: boolean;
+}
+
+/** `GET /v1/public/payment_claim_links/:secret`: what to pay, where, and the challenge (an unusable link: only its status). */
 export async function getPublicPaymentClaimLink(secret: string) {
   const link = await linkBySecret(secret);
+  if (!linkUsable(link)) {
+    const status = effectiveLinkStatus(link);
+    return { object: 'payment_claim_link', status, usable: false, expired: status === 'expired' } satisfies ClosedPublicLink;
+  }
   const scope: Scope = { accountId: link.account_id, sandbox: link.sandbox ?? null };
   const sandbox = scope.sandbox !== null;
   const addresses = await payToAddresses(link);
@@ -289,12 +301,11 @@ export async function getPublicPaymentClaimLink(secret: string) {
       // No quote without a price; the page still shows the addresses.
     }
   }
-  const usable = linkUsable(link);
   return {
     object: 'payment_claim_link' as const,
     status: effectiveLinkStatus(link),
-    usable,
-    expired: effectiveLinkStatus(link) === 'expired',
+    usable: true,
+    expired: false,
     expires_at: new Date(link.expires_at).toISOString(),
     max_uses: link.max_uses,
     use_count: link.use_count ?? 0,
@@ -304,7 +315,7 @@ export async function getPublicPaymentClaimLink(secret: string) {
     pay_to: addresses.map((a) => ({ currency: a.currency, address: a.address, explorer: explorerFor(a.currency, a.address, sandbox) })),
     quotes,
     verification_required: settings.verification,
-    challenge: usable && settings.verification ? await createClaimChallenge(link._id, await claimChallengeHmacKey(settings.hmacKey)) : (null as ClaimChallenge | null),
+    challenge: settings.verification ? await createClaimChallenge(link._id, await claimChallengeHmacKey(settings.hmacKey)) : (null as ClaimChallenge | null),
   };
 }
 

@@ -3,6 +3,7 @@ import { newAccount, startTestApi, TestApi, client } from '../support/api';
 import { createHmac } from 'node:crypto';
 import { Event } from '../../src/models/event';
 import { SpentClaimSolution } from '../../src/models/claimChallenge';
+import { PaymentClaimLink } from '../../src/models/paymentClaimLink';
 import { claimChallengeHmacKey, createClaimChallenge, verifyClaimSolution } from '../../src/services/paymentClaimLinks';
 import { ConfigError, loadConfig } from '../../src/config';
 import { setTemporal, TemporalContext } from '../../src/temporal/context';
@@ -153,7 +154,25 @@ describe('payment claim links', () => {
     const again = await post({ ...claim, transaction_id: txHash(), verification: await solve((await anon().get(`/v1/public/payment_claim_links/${secret}`)).body.challenge ?? fresh) });
     expect(again.status).toBe(422);
     expect(again.body.error.code).toBe('parameter_invalid');
-    expect((await anon().get(`/v1/public/payment_claim_links/${secret}`)).body).toMatchObject({ status: 'used', usable: false, challenge: null });
+    // A used link shows only its status: not the customer's invoices, addresses or amounts.
+    expect((await anon().get(`/v1/public/payment_claim_links/${secret}`)).body).toEqual({ object: 'payment_claim_link', status: 'used', usable: false, expired: false });
+  });
+
+  it('an expired link shows only its status, not the open invoices or pay-to addresses', async () => {
+    const { a, customer } = await setup();
+    await invoiceOf(a.api, customer.id, '100.00', '2027-01-01');
+    const link = (await a.api.post('/v1/payment_claim_links', { customer_id: customer.id })).body;
+    const open = (await anon().get(`/v1/public/payment_claim_links/${secretOf(link)}`)).body;
+    expect(open.invoices).toHaveLength(1);
+    expect(open.pay_to.length).toBeGreaterThan(0);
+    // Past its expiry, before and after the workflow marks it.
+    await PaymentClaimLink.updateOne({ _id: link.id }, { $set: { expires_at: new Date(Date.now() - 1000) } });
+    const closed = { object: 'payment_claim_link', status: 'expired', usable: false, expired: true };
+    expect((await anon().get(`/v1/public/payment_claim_links/${secretOf(link)}`)).body).toEqual(closed);
+    await PaymentClaimLink.updateOne({ _id: link.id }, { $set: { status: 'expired' } });
+    const res = await anon().get(`/v1/public/payment_claim_links/${secretOf(link)}`);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual(closed);
   });
 
   it('a solution is bound to its link and is good for one claim', async () => {
