@@ -25,6 +25,9 @@ import { walletRoutes } from './wallets/routes';
 import { billingPages, billingPublicResources, billingResources } from './domains/billing';
 import { cryptoPages, cryptoPublicResources, cryptoResources } from './domains/crypto';
 import { webhooksPages, webhooksPublicResources, webhooksResources } from './domains/webhooks';
+import { openapiRoutes } from './openapi/routes';
+import { methodNotAllowed } from './openapi/methodNotAllowed';
+import { docsPages } from './docs/routes';
 
 export type RouteModule = (router: Router<AppState>) => void;
 
@@ -38,8 +41,8 @@ const RESOURCES: RouteModule[] = [
   meRoutes, accountRoutes, customerRoutes, productRoutes, priceRoutes, walletRoutes,
   ...billingResources, ...cryptoResources, ...webhooksResources,
 ];
-const PUBLIC_RESOURCES: RouteModule[] = [...billingPublicResources, ...cryptoPublicResources, ...webhooksPublicResources];
-const PAGES: RouteModule[] = [...billingPages, ...cryptoPages, ...webhooksPages];
+const PUBLIC_RESOURCES: RouteModule[] = [openapiRoutes, ...billingPublicResources, ...cryptoPublicResources, ...webhooksPublicResources];
+const PAGES: RouteModule[] = [docsPages, ...billingPages, ...cryptoPages, ...webhooksPages];
 
 export function createApp(deps: AppDeps): Koa<AppState> {
   const { config, logger } = deps;
@@ -72,6 +75,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     app.use(api.routes());
   }
 
+  app.use(methodNotAllowed);
   app.use((ctx: Ctx) => {
     throw ApiError.notFound(`Unrecognized request URL (${ctx.method} ${ctx.path})`);
   });

@@ -4,10 +4,18 @@ import { scopeOf } from '../context';
 import { compile, idParam, pageQuery, s } from '../validation';
 import { CryptoAddressInput, createCryptoAddress, deleteCryptoAddress, getCryptoAddress, listCryptoAddresses } from '../../services/cryptoAddresses';
 
-/** `currency` is the quick-start alias of `currency_code`; the service reports a missing one as `currency_code`. */
+/**
+ * `currency` is the quick-start alias of `currency_code`: one of the two is required, a missing one
+ * reads as `currency_code` (each branch repeats the other required fields so they are named first).
+ */
 export const createBody = compile<CryptoAddressInput>({
   type: 'object',
   required: ['wallet_id', 'address'],
+  anyOf: ['currency_code', 'currency'].map((c) => ({
+    type: 'object',
+    required: ['wallet_id', 'address', c],
+    properties: { wallet_id: true, address: true, [c]: true },
+  })),
   properties: {
     wallet_id: s.id,
     currency_code: { type: 'string', maxLength: 20 },

@@ -10,9 +10,15 @@ import {
   listCryptoTransactions,
 } from '../../services/cryptoTransactions';
 
+/** `currency` is the quick-start alias of `currency_code`: one of the two is required (see cryptoAddresses). */
 export const createBody = compile<CryptoTransactionInput>({
   type: 'object',
   required: ['to_address_id', 'amount', 'transaction_id'],
+  anyOf: ['currency_code', 'currency'].map((c) => ({
+    type: 'object',
+    required: ['to_address_id', 'amount', c, 'transaction_id'],
+    properties: { to_address_id: true, amount: true, transaction_id: true, [c]: true },
+  })),
   properties: {
     to_address_id: s.id,
     amount: { type: 'string', maxLength: 60 },

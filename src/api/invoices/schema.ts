@@ -37,7 +37,7 @@ export const updateInvoiceBody = compile<{ status?: (typeof INVOICE_STATUSES)[nu
 export const listInvoicesQuery = compileQuery<{ page: number; customer_id?: string; status?: (typeof INVOICE_STATUSES)[number]; subscription_id?: string }>({
   type: 'object',
   properties: {
-    page: { type: 'integer', minimum: 1, default: 1 },
+    page: s.page,
     customer_id: s.id,
     status,
     subscription_id: s.id,

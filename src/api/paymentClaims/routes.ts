@@ -1,14 +1,14 @@
 import type Router from '@koa/router';
 import type { AppState, Ctx } from '../context';
 import { scopeOf } from '../context';
-import { compile, compileQuery, idParam } from '../validation';
+import { compile, compileQuery, idParam, s } from '../validation';
 import { CLAIM_STATUSES, ClaimStatus } from '../../models/paymentClaim';
 import { approvePaymentClaim, getPaymentClaim, listPaymentClaims, rejectPaymentClaim } from '../../services/paymentClaims';
 import { ApiError } from '../../lib/errors';
 
 export const listQuery = compileQuery<{ page: number; status?: ClaimStatus }>({
   type: 'object',
-  properties: { page: { type: 'integer', minimum: 1, default: 1 }, status: { type: 'string', enum: CLAIM_STATUSES } },
+  properties: { page: s.page, status: { type: 'string', enum: CLAIM_STATUSES } },
 });
 
 export const rejectionBody = compile<{ reason?: string | null }>({
