@@ -65,6 +65,8 @@ export interface RecordOptions {
   timestamp?: Date;
   /** The sender as seen on chain, whether or not it is one of the scope's addresses. */
   senderAddress?: string | null;
+  /** A derived id (an approved claim's transaction): a retry finds the transaction it recorded instead of a duplicate. */
+  id?: string;
 }
 
 /**
@@ -96,7 +98,7 @@ export async function recordCryptoTransaction(
   try {
     tx = (
       await CryptoTransaction.create({
-        _id: newId(ID_PREFIX.cryptoTransaction),
+        _id: opts.id ?? newId(ID_PREFIX.cryptoTransaction),
         ...scopeFilter(scope),
         currency,
         amount: input.amount,
@@ -120,6 +122,8 @@ export async function recordCryptoTransaction(
     const existing = await CryptoTransaction.findOne({ dedupe_key: dedupeKey(scope, currency, transactionId, address.address_key) }).lean<CryptoTransactionDoc>();
     // The watcher recording a payment again after a retry: the existing transaction is the answer.
     if (existing && opts.source === 'blockchain') return announce(scope, existing);
+    // The same derived id: this caller's own earlier attempt recorded it.
+    if (existing && opts.id !== undefined && existing._id === opts.id) return announce(scope, existing);
     // A manual entry is still refused; if it was never allocated, that is scheduled on the way.
     if (existing && !existing.allocated_at) await announce(scope, existing);
     throw ApiError.invalid('This transaction has already been recorded for this address', 'transaction_id', { transaction_id: ['has already been recorded for this address'] });

@@ -10,6 +10,8 @@ import { presentPaymentClaim } from '../presenters/paymentClaim';
 import { recordEvent } from './events';
 import { listPage } from './listing';
 import { recordCryptoTransaction } from './cryptoTransactions';
+import { CryptoTransaction } from '../models/cryptoTransaction';
+import { derivedId, ID_PREFIX } from '../lib/ids';
 
 async function findClaim(scope: Scope, id: string): Promise<PaymentClaimDoc> {
   const claim = await findInScope<PaymentClaimDoc>(PaymentClaim, scope, id);
@@ -19,15 +21,23 @@ async function findClaim(scope: Scope, id: string): Promise<PaymentClaimDoc> {
 
 const notPending = () => ApiError.invalid('Payment claim is not pending', 'status', { status: ['is not pending'] });
 
-/** The atomic pending -> decided step: an insert keyed by the claim id (see PaymentClaimDecision). */
+/**
+ * The atomic pending -> decided step: an insert keyed by the claim id (see PaymentClaimDecision).
+ * The same decision found already taken belongs to an attempt that may have stopped half-way
+ * (a crash between writes): the caller finishes it, every later step being idempotent.
+ */
 async function takeDecision(claimId: string, decision: 'approved' | 'rejected'): Promise<void> {
   try {
     await PaymentClaimDecision.create({ _id: claimId, decision, created_at: new Date() });
   } catch (err) {
-    if (isDuplicateKey(err)) throw notPending();
-    throw err;
+    if (!isDuplicateKey(err)) throw err;
+    const taken = await PaymentClaimDecision.findById(claimId).lean<{ decision: string }>();
+    if (taken?.decision !== decision) throw notPending();
   }
 }
+
+/** The transaction an approval records: derived from the claim, so it cannot be recorded twice. */
+export const claimTransactionId = (claimId: string) => derivedId(ID_PREFIX.cryptoTransaction, `payment_claim:${claimId}`);
 
 export async function getPaymentClaim(scope: Scope, id: string) {
   return presentPaymentClaim(await findClaim(scope, id));
@@ -39,37 +49,41 @@ export async function listPaymentClaims(scope: Scope, page: number, filter: { st
 }
 
 /**
- * pending -> approved (conditional, so two approvals cannot both win), then the transaction
- * (`manual_entry`, allocated like any other). If the transaction cannot be recorded (say the
- * same hash was already recorded for that address) the claim goes back to pending.
+ * pending -> approved (one decision wins), then the transaction (`manual_entry`, allocated like
+ * any other). If the transaction cannot be recorded (say the same hash was already recorded
+ * for that address) the claim goes back to pending. An approval that stopped after its
+ * decision (approved, no transaction) is finished by the next approval.
  */
 export async function approvePaymentClaim(scope: Scope, userId: number, id: string) {
   const claim = await findClaim(scope, id);
-  if (claim.status !== 'pending') throw notPending();
+  if (claim.status === 'rejected' || claim.crypto_transaction_id) throw notPending();
   await takeDecision(claim._id, 'approved');
-  const now = new Date();
+  const approvedAt = claim.approved_at ?? new Date();
+  const approvedBy = claim.approved_by_id ?? userId;
   const taken = await PaymentClaim.findOneAndUpdate(
     { _id: claim._id },
-    { $set: { status: 'approved', approved_at: now, approved_by_id: userId } },
+    { $set: { status: 'approved', approved_at: approvedAt, approved_by_id: approvedBy } },
     { returnDocument: 'after' },
   ).lean<PaymentClaimDoc>();
   if (!taken) throw notPending();
-  let txId: string;
+  const txId = claimTransactionId(claim._id);
   try {
-    const tx = await recordCryptoTransaction(
+    await recordCryptoTransaction(
       scope,
       { to_address_id: claim.to_address_id, amount: claim.amount, currency_code: claim.currency, transaction_id: claim.transaction_id, timestamp: new Date(claim.created_at).toISOString() },
-      { source: 'manual_entry', paymentClaimId: claim._id },
+      { source: 'manual_entry', paymentClaimId: claim._id, id: txId },
     );
-    txId = tx._id;
   } catch (err) {
-    await PaymentClaim.updateOne({ _id: claim._id }, { $set: { status: 'pending', approved_at: null, approved_by_id: null } });
-    await PaymentClaimDecision.deleteOne({ _id: claim._id });
+    // Once the transaction exists the approval stands (a retry finishes it); before, it is undone.
+    if (!(await CryptoTransaction.exists({ _id: txId }))) {
+      await PaymentClaim.updateOne({ _id: claim._id }, { $set: { status: 'pending', approved_at: null, approved_by_id: null } });
+      await PaymentClaimDecision.deleteOne({ _id: claim._id });
+    }
     throw err;
   }
   const approved = await PaymentClaim.findOneAndUpdate({ _id: claim._id }, { $set: { crypto_transaction_id: txId } }, { returnDocument: 'after' }).lean<PaymentClaimDoc>();
   const out = presentPaymentClaim(approved!);
-  await recordEvent(scope, 'payment_claim.approved', out);
+  await recordEvent(scope, 'payment_claim.approved', out, { idempotencyKey: `payment_claim.approved:${claim._id}` });
   return out;
 }
 
@@ -85,6 +99,6 @@ export async function rejectPaymentClaim(scope: Scope, userId: number, id: strin
   ).lean<PaymentClaimDoc>();
   if (!rejected) throw notPending();
   const out = presentPaymentClaim(rejected);
-  await recordEvent(scope, 'payment_claim.rejected', out);
+  await recordEvent(scope, 'payment_claim.rejected', out, { idempotencyKey: `payment_claim.rejected:${claim._id}` });
   return out;
 }

@@ -4,6 +4,9 @@ import { createHmac } from 'node:crypto';
 import { Event } from '../../src/models/event';
 import { SpentClaimSolution } from '../../src/models/claimChallenge';
 import { PaymentClaimLink } from '../../src/models/paymentClaimLink';
+import { PaymentClaim, PaymentClaimDecision } from '../../src/models/paymentClaim';
+import { CryptoTransaction } from '../../src/models/cryptoTransaction';
+import { claimTransactionId } from '../../src/services/paymentClaims';
 import { claimChallengeHmacKey, createClaimChallenge, verifyClaimSolution } from '../../src/services/paymentClaimLinks';
 import { ConfigError, loadConfig } from '../../src/config';
 import { setTemporal, TemporalContext } from '../../src/temporal/context';
@@ -337,12 +340,23 @@ describe('payment claims', () => {
 
   it('concurrent decisions: exactly one wins; concurrent submissions never exceed max_uses', async () => {
     const { a, claims, customer } = await submitted(1);
-    const results = await Promise.all([
+    const [approval1, rejection, approval2] = await Promise.all([
       a.api.post(`/v1/crypto_payment_claims/${claims[0].id}/approval`),
       a.api.post(`/v1/crypto_payment_claims/${claims[0].id}/rejection`),
       a.api.post(`/v1/crypto_payment_claims/${claims[0].id}/approval`),
     ]);
-    expect(results.map((r) => r.status).sort()).toEqual([200, 422, 422]);
+    if (rejection.status === 200) {
+      expect([approval1.status, approval2.status]).toEqual([422, 422]);
+    } else {
+      // An approval arriving while the first is still on its way finishes the same job (one transaction).
+      expect(rejection.status).toBe(422);
+      const won = [approval1, approval2].filter((r) => r.status === 200);
+      expect(won.length).toBeGreaterThanOrEqual(1);
+      expect([approval1, approval2].every((r) => r.status === 200 || r.status === 422)).toBe(true);
+      expect(new Set(won.map((r) => r.body.crypto_transaction_id)).size).toBe(1);
+      expect(await CryptoTransaction.countDocuments({ payment_claim_id: claims[0].id })).toBe(1);
+      expect(await Event.countDocuments({ event: 'payment_claim.approved', 'payload.id': claims[0].id })).toBe(1);
+    }
     const link = (await a.api.post('/v1/payment_claim_links', { customer_id: customer.id, max_uses: 2 })).body;
     const secret = secretOf(link);
     const solutions = [];
@@ -353,6 +367,53 @@ describe('payment claims', () => {
     expect(subs.filter((r) => r.status === 201)).toHaveLength(2);
     expect(subs.filter((r) => r.status === 422).every((r) => r.body.error.code === 'parameter_invalid')).toBe(true);
     expect((await a.api.get(`/v1/payment_claim_links/${link.id}`)).body).toMatchObject({ status: 'used', use_count: 2 });
+  });
+
+  it('an approval that stopped between its decision and its transaction is finished by the next approval, once', async () => {
+    const { a, customer, claims } = await submitted(3);
+    const invoice = await invoiceOf(a.api, customer.id, '200.00', '2027-01-01');
+    const approve = (c: any) => a.api.post(`/v1/crypto_payment_claims/${c.id}/approval`);
+
+    // Crashed after the decision and the status write: approved, no transaction.
+    await PaymentClaimDecision.create({ _id: claims[0].id, decision: 'approved', created_at: new Date() });
+    await PaymentClaim.updateOne({ _id: claims[0].id }, { $set: { status: 'approved', approved_at: new Date(), approved_by_id: a.user_id } });
+    // Crashed right after the decision: still pending, but decided.
+    await PaymentClaimDecision.create({ _id: claims[1].id, decision: 'approved', created_at: new Date() });
+    expect((await a.api.post(`/v1/crypto_payment_claims/${claims[1].id}/rejection`)).status).toBe(422);
+    for (const c of [claims[0], claims[1]]) {
+      const res = await approve(c);
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ status: 'approved', approved_by_id: a.user_id, crypto_transaction_id: claimTransactionId(c.id) });
+      expect((await a.api.get(`/v1/crypto_transactions/${res.body.crypto_transaction_id}`)).body).toMatchObject({ transaction_id: c.transaction_id, allocations: [expect.objectContaining({ invoice_id: invoice.id, amount_applied: '100.00' })] });
+      // Finished: a further approval is refused, as for any decided claim.
+      expect((await approve(c)).body.error).toMatchObject({ message: 'Payment claim is not pending' });
+    }
+    expect((await a.api.get(`/v1/invoices/${invoice.id}`)).body).toMatchObject({ status: 'paid', amount_paid: '200.00' });
+
+    // A failure after the transaction is recorded leaves the approval standing; the retry links that same transaction.
+    const realLink = PaymentClaim.findOneAndUpdate.bind(PaymentClaim);
+    let failed = false;
+    const linkSpy = jest.spyOn(PaymentClaim, 'findOneAndUpdate').mockImplementation(((filter: any, update: any, opts: any) => {
+      if (!failed && update?.$set?.crypto_transaction_id) {
+        failed = true;
+        throw new Error('connection reset');
+      }
+      return realLink(filter, update, opts);
+    }) as never);
+    try {
+      expect((await approve(claims[2])).status).toBe(500);
+    } finally {
+      linkSpy.mockRestore();
+    }
+    expect((await a.api.get(`/v1/crypto_payment_claims/${claims[2].id}`)).body).toMatchObject({ status: 'approved', crypto_transaction_id: null });
+    const retried = await approve(claims[2]);
+    expect(retried.status).toBe(200);
+    expect(retried.body.crypto_transaction_id).toBe(claimTransactionId(claims[2].id));
+    for (const c of claims) {
+      expect(await CryptoTransaction.countDocuments({ payment_claim_id: c.id })).toBe(1);
+      expect(await Event.countDocuments({ event: 'payment_claim.approved', 'payload.id': c.id })).toBe(1);
+      expect(await Event.countDocuments({ event: 'crypto_transaction.received', 'payload.id': claimTransactionId(c.id) })).toBe(1);
+    }
   });
 
   it('serves the pay page', async () => {
