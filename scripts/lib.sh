@@ -198,8 +198,10 @@ start_postgres() { # datadir logfile [--no-sync: throwaway data, no fsync at all
   # A postmaster.pid left by a kill -9 is handled by PostgreSQL itself (it checks the pid).
   local extra=()
   if [[ -n "$nosync" ]]; then extra=(-c fsync=off -c synchronous_commit=off -c full_page_writes=off); fi
+  # POSTGRES_OPTIONS: more settings, e.g. POSTGRES_OPTIONS="-c shared_buffers=1GB" (last one wins).
+  local -a user_opts; read -r -a user_opts <<<"${POSTGRES_OPTIONS:-}"
   start_bg "$logfile" "${AS_PG[@]}" "$bin/postgres" -D "$dir" -c unix_socket_directories="$PG_SOCKET_DIR" \
-    "${PG_SETTINGS[@]}" "${extra[@]}" >/dev/null
+    "${PG_SETTINGS[@]}" "${extra[@]}" "${user_opts[@]}" >/dev/null
   PG_PID="${PIDS[-1]}"
   for ((i = 0; i < 600; i++)); do
     if ! kill -0 "$PG_PID" 2>/dev/null; then log "PostgreSQL exited"; tail -n 20 "$logfile" >&2; return 1; fi

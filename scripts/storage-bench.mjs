@@ -3,12 +3,17 @@
 // For each document count and client count, in a fresh database: inserts (one insertOne per
 // document), then finds by _id, updates by _id and finds by an indexed field (email), each for
 // up to BENCH_SECONDS (default 4) or BENCH_OPS (default 2000) operations. Prints ops/s and p50.
+//   node scripts/storage-bench.mjs <mongodb-uri> list
+// A list page as src/services/listing.ts reads it (find + sort created_at/_id desc + skip +
+// limit 25, and countDocuments) for an account of 300 then 3,000 documents, with another
+// account's 5,000 documents in the same collection. Single client; p50 of 20 runs each.
 import { MongoClient } from 'mongodb';
 import { randomBytes } from 'node:crypto';
 
 const uri = process.argv[2];
 if (!uri) { console.error('usage: node scripts/storage-bench.mjs <mongodb-uri> [docs] [clients]'); process.exit(2); }
-const docCounts = (process.argv[3] ?? '2000,10000').split(',').map(Number);
+const listMode = process.argv[3] === 'list';
+const docCounts = listMode ? [] : (process.argv[3] ?? '2000,10000').split(',').map(Number);
 const clientCounts = (process.argv[4] ?? '1,8').split(',').map(Number);
 const seconds = Number(process.env.BENCH_SECONDS ?? 4);
 const maxOps = Number(process.env.BENCH_OPS ?? 2000);
@@ -77,6 +82,43 @@ try {
       await db.dropDatabase();
     }
   }
+  if (listMode) await listBench();
 } finally {
   await client.close();
+}
+
+async function listBench() {
+  const db = client.db(`storagebench_${Date.now().toString(36)}`);
+  const coll = db.collection('customers');
+  await coll.createIndexes([
+    { key: { account_id: 1, sandbox: 1, email: 1 }, unique: true },
+    { key: { account_id: 1, sandbox: 1, created_at: -1, _id: -1 } },
+  ]);
+  let seq = 0;
+  const add = async (account, n) => {
+    for (let i = 0; i < n; i += 500) {
+      await coll.insertMany(Array.from({ length: Math.min(500, n - i) }, () => {
+        const k = seq++;
+        return { _id: `cust_${k}_${randomBytes(4).toString('hex')}`, account_id: account, sandbox: null, email: `c${k}@example.com`,
+          first_name: 'First', last_name: 'Last', metadata: { n: k }, created_at: new Date(Date.now() + k), updated_at: new Date() };
+      }));
+    }
+  };
+  const filter = { account_id: 'acct_A', sandbox: null };
+  const time = async (f) => { const xs = []; for (let i = 0; i < 20; i++) { const t = performance.now(); await f(); xs.push(performance.now() - t); } return p50(xs); };
+  const stage = async (label) => {
+    const total = await coll.countDocuments({});
+    const page = (n) => time(() => coll.find(filter).sort({ created_at: -1, _id: -1 }).skip((n - 1) * 25).limit(25).toArray());
+    const p1 = await page(1); const p10 = await page(10);
+    const count = await time(() => coll.countDocuments(filter));
+    const both = await time(() => Promise.all([coll.find(filter).sort({ created_at: -1, _id: -1 }).limit(25).toArray(), coll.countDocuments(filter)]));
+    console.log(`${label} (collection ${total}): page 1 ${p1.toFixed(1)} ms, page 10 ${p10.toFixed(1)} ms, countDocuments ${count.toFixed(1)} ms, page 1 + count in parallel ${both.toFixed(1)} ms`);
+  };
+  await add('acct_A', 300);
+  await stage('account A 300');
+  await add('acct_B', 5000);
+  await stage('account A 300, account B 5000');
+  await add('acct_A', 2700);
+  await stage('account A 3000, account B 5000');
+  await db.dropDatabase();
 }

@@ -28,6 +28,8 @@ const chainPaymentSchema = new Schema(
   { timestamps, versionKey: false },
 );
 chainPaymentSchema.index({ currency: 1, status: 1 });
+// The outputs of one transaction to one address (currency + tx_hash + address_key).
+chainPaymentSchema.index({ tx_hash: 1 });
 
 export type ChainPaymentDoc = InferSchemaType<typeof chainPaymentSchema> & { _id: string; currency: 'BTC' | 'ETH'; status: 'pending' | 'dropped' | 'recorded' };
 export const ChainPaymentRecord = model('ChainPayment', chainPaymentSchema, 'chain_payments');

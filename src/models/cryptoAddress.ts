@@ -15,6 +15,8 @@ const cryptoAddressSchema = new Schema(
 cryptoAddressSchema.index({ account_id: 1, sandbox: 1, currency: 1, address_key: 1 }, { unique: true });
 cryptoAddressSchema.index({ account_id: 1, sandbox: 1, created_at: -1, _id: -1 });
 cryptoAddressSchema.index({ wallet_id: 1 });
+// The chain watcher matches a payment to the addresses holding it (currency + address_key).
+cryptoAddressSchema.index({ address_key: 1 });
 
 export type CryptoAddressDoc = InferSchemaType<typeof cryptoAddressSchema> & { _id: string; created_at: Date; updated_at: Date; currency: 'BTC' | 'ETH' };
 export const CryptoAddress = model('CryptoAddress', cryptoAddressSchema, 'crypto_addresses');

@@ -22,6 +22,8 @@ const paymentClaimLinkSchema = new Schema(
   { timestamps, versionKey: false },
 );
 paymentClaimLinkSchema.index({ account_id: 1, sandbox: 1, created_at: -1, _id: -1 });
+// The links of a customer (customer delete).
+paymentClaimLinkSchema.index({ customer_id: 1 });
 
 export type PaymentClaimLinkDoc = InferSchemaType<typeof paymentClaimLinkSchema> & { _id: string; created_at: Date; updated_at: Date; status: LinkStatus };
 export const PaymentClaimLink = model('PaymentClaimLink', paymentClaimLinkSchema, 'payment_claim_links');
