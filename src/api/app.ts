@@ -17,6 +17,7 @@ import { rateLimit } from './middleware/rateLimit';
 import { idempotency } from './middleware/idempotency';
 import { healthRoutes, ReadinessProbe } from './health/routes';
 import { authRoutes, meRoutes } from './auth/routes';
+import { AuthThrottle } from './auth/throttle';
 import { accountRoutes } from './accounts/routes';
 import { customerRoutes } from './customers/routes';
 import { productRoutes } from './products/routes';
@@ -35,6 +36,8 @@ export interface AppDeps {
   config: Config;
   logger: Logger;
   probes?: ReadinessProbe[];
+  /** Sign-in throttling (tests pass one with other limits or a clock); one per app by default. */
+  authThrottle?: AuthThrottle;
 }
 
 const RESOURCES: RouteModule[] = [
@@ -56,6 +59,9 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   app.use(requestLog(logger));
   app.use(bodyParser({ enableTypes: ['json'], jsonLimit: '1mb', jsonStrict: false, detectJSON: () => false }));
 
+  // One for both mounts, so /v1/auth and /api/v1/auth share the counts.
+  const authThrottle = deps.authThrottle ?? new AuthThrottle();
+
   const root = new Router<AppState>();
   healthRoutes(root, deps.probes ?? [], logger);
   for (const page of PAGES) page(root);
@@ -63,7 +69,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
 
   for (const prefix of ['/v1', '/api/v1']) {
     const open = new Router<AppState>({ prefix });
-    authRoutes(open);
+    authRoutes(open, authThrottle);
     for (const r of PUBLIC_RESOURCES) r(open);
     app.use(open.routes());
 

@@ -6,8 +6,8 @@ import { isDuplicateKey } from '../models/errors';
 import { Scope } from '../models/scope';
 import { newId, ID_PREFIX } from '../lib/ids';
 import { ApiError, AuthFlowError } from '../lib/errors';
-import { hashPassword, verifyPassword } from '../crypto/password';
-import { newOtpSecret, verifyOtp } from '../crypto/totp';
+import { DUMMY_HASH, hashPassword, needsRehash, verifyPassword } from '../crypto/password';
+import { newOtpSecret, otpStep } from '../crypto/totp';
 import { hashToken, newApiToken, TOKEN_FORMAT } from '../crypto/tokens';
 import { createWallet } from './wallets';
 import { normalizeEmail } from './validate';
@@ -54,17 +54,44 @@ export async function createAccount(input: { email: string; password: string; na
   };
 }
 
+/** The email as POST /v1/auth looks it up (and throttles it). */
+export function loginEmail(email: string): string {
+  return String(email).trim().toLowerCase();
+}
+
+/**
+ * Spends a TOTP time step: true only for a step after the last one accepted, so a code (or an
+ * older one still inside the drift window) cannot be used twice. One conditional update, so two
+ * concurrent sign-ins with the same code cannot both win.
+ */
+async function spendOtpStep(userId: number, step: number): Promise<boolean> {
+  // `otp_last_step` is not declared on the User model, so strict and strictQuery are off for it
+  // (mongoose would drop it from the filter and the update). `null` also matches a missing field.
+  const res = await User.updateOne(
+    { _id: userId, $or: [{ otp_last_step: null }, { otp_last_step: { $lt: step } }] },
+    { $set: { otp_last_step: step } },
+    { strict: false, strictQuery: false },
+  );
+  return res.modifiedCount === 1;
+}
+
 /** POST /v1/auth: password (and TOTP when enabled) for a new production token. */
 export async function authenticate(input: { email: string; password: string; otp_attempt?: string }): Promise<{ token: string }> {
-  const user = await User.findOne({ email: String(input.email).trim().toLowerCase() }).lean<UserDoc>();
-  const ok = user ? await verifyPassword(input.password, user.password_hash) : false;
+  const user = await User.findOne({ email: loginEmail(input.email) }).lean<UserDoc>();
+  // An unknown email costs the same scrypt, so timing does not tell which accounts exist.
+  const ok = await verifyPassword(input.password, user?.password_hash ?? DUMMY_HASH);
   if (!user || !ok) throw new AuthFlowError(401, 'Invalid email or password');
   if (user.otp_secret) {
     if (input.otp_attempt === undefined || input.otp_attempt === '') throw new AuthFlowError(422, 'otp_attempt_required');
-    if (!verifyOtp(user.otp_secret, input.otp_attempt)) throw new AuthFlowError(401, 'Invalid two-factor code');
+    const step = otpStep(user.otp_secret, input.otp_attempt);
+    if (step === null || !(await spendOtpStep(user._id, step))) throw new AuthFlowError(401, 'Invalid two-factor code');
   }
   const accountId = user.account_ids[0];
   if (!accountId) throw new AuthFlowError(401, 'User has no account');
+  if (needsRehash(user.password_hash)) {
+    // Conditional on the old hash, so a password changed meanwhile is not overwritten.
+    await User.updateOne({ _id: user._id, password_hash: user.password_hash }, { $set: { password_hash: await hashPassword(input.password) } });
+  }
   return { token: await issueToken(accountId, user._id, null) };
 }
 

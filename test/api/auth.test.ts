@@ -1,9 +1,13 @@
+import { scryptSync } from 'node:crypto';
 import { useTestDatabase } from '../support/db';
 import { client, newAccount, startTestApi, TestApi } from '../support/api';
 import { ApiToken } from '../../src/models/apiToken';
+import { User } from '../../src/models/user';
 import { createTokenFor, revokeToken } from '../../src/services/accounts';
 import { currentOtp } from '../../src/crypto/totp';
 import { hashToken } from '../../src/crypto/tokens';
+import { verifyPassword } from '../../src/crypto/password';
+import { AUTH_LIMITS, AuthThrottle, clientKey } from '../../src/api/auth/throttle';
 
 useTestDatabase();
 let api: TestApi;
@@ -67,11 +71,42 @@ describe('authentication', () => {
     expect(need.body).toEqual({ error: 'otp_attempt_required' });
     const bad = await anon.post('/v1/auth', { email: a.email, password: a.password, otp_attempt: '000000' === currentOtp(a.otp_secret!) ? '111111' : '000000' });
     expect(bad.status).toBe(401);
-    const good = await anon.post('/v1/auth', { email: a.email, password: a.password, otp_attempt: currentOtp(a.otp_secret!) });
-    expect(good.status).toBe(200);
-    // One step of drift is accepted.
+    // One step of drift is accepted (then a later step: each step is usable once, in order).
     const drift = await anon.post('/v1/auth', { email: a.email, password: a.password, otp_attempt: currentOtp(a.otp_secret!, Date.now() - 30_000) });
     expect(drift.status).toBe(200);
+    const good = await anon.post('/v1/auth', { email: a.email, password: a.password, otp_attempt: currentOtp(a.otp_secret!) });
+    expect(good.status).toBe(200);
+  });
+
+  it('refuses a TOTP code at or before the last one accepted (no replay within the drift window)', async () => {
+    const a = await newAccount(api.url, { totp: true });
+    const anon = client(api.url);
+    const signIn = (otp: string) => anon.post('/v1/auth', { email: a.email, password: a.password, otp_attempt: otp });
+    const now = Date.now();
+    expect((await signIn(currentOtp(a.otp_secret!, now))).status).toBe(200);
+    const replay = await signIn(currentOtp(a.otp_secret!, now));
+    expect(replay.status).toBe(401);
+    expect(replay.body).toEqual({ error: 'Invalid two-factor code' });
+    // An older code still inside the drift window is refused too; a later step is accepted once.
+    expect((await signIn(currentOtp(a.otp_secret!, now - 30_000))).status).toBe(401);
+    expect((await signIn(currentOtp(a.otp_secret!, now + 30_000))).status).toBe(200);
+    expect((await signIn(currentOtp(a.otp_secret!, now + 30_000))).status).toBe(401);
+    expect((await signIn(currentOtp(a.otp_secret!, now))).status).toBe(401);
+  });
+
+  it('rehashes a password stored with the old scrypt cost (N=2^14) on a successful sign-in', async () => {
+    const a = await newAccount(api.url);
+    const salt = Buffer.alloc(16, 3);
+    const legacy = ['scrypt', 16384, 8, 1, salt.toString('base64'), scryptSync(a.password, salt, 32, { N: 16384, r: 8, p: 1 }).toString('base64')].join('$');
+    await User.updateOne({ _id: a.user_id }, { $set: { password_hash: legacy } });
+    const anon = client(api.url);
+    expect((await anon.post('/v1/auth', { email: a.email, password: 'wrong password' })).status).toBe(401);
+    expect((await User.findById(a.user_id).lean())!.password_hash).toBe(legacy);
+    expect((await anon.post('/v1/auth', { email: a.email, password: a.password })).status).toBe(200);
+    const stored = (await User.findById(a.user_id).lean())!.password_hash;
+    expect(stored).toMatch(/^scrypt\$131072\$8\$1\$/);
+    expect(await verifyPassword(a.password, stored)).toBe(true);
+    expect((await anon.post('/v1/auth', { email: a.email, password: a.password })).status).toBe(200);
   });
 
   it('sandbox tokens see only sandbox data; /v1/me names the sandbox', async () => {
@@ -112,5 +147,164 @@ describe('authentication', () => {
       expect(r.body.error).toMatchObject({ code: 'parameter_invalid', param: 'page' });
     }
     expect((await a.api.get('/v1/accounts?page=2')).body).toEqual({ accounts: [], pagination: { page: 2, pages: 1, count: 1 } });
+  });
+});
+
+describe('sign-in throttling (POST /v1/auth)', () => {
+  const start = Date.UTC(2026, 0, 1, 12, 0, 0);
+  function fakeClock() {
+    let t = start;
+    return { now: () => t, tick: (ms: number) => void (t += ms) };
+  }
+  const noMinuteCap = { ...AUTH_LIMITS, attemptsPerMinute: 1_000_000 };
+
+  it('locks an email after 5 failures from any clients, doubling from 1 s to at most 15 min; a success clears it', () => {
+    const c = fakeClock();
+    const t = new AuthThrottle(noMinuteCap, c.now);
+    let ip = 0;
+    const fail = (email: string) => {
+      const from = `198.51.100.${ip++ % 250}`;
+      expect(t.admit(from, email)).toBe(0);
+      t.failed(from, email);
+    };
+    for (let i = 0; i < 5; i++) fail('v@x.io');
+    expect(t.admit('192.0.2.1', 'v@x.io')).toBe(0);
+    fail('v@x.io');
+    expect(t.admit('192.0.2.1', 'v@x.io')).toBe(1);
+    expect(t.admit('192.0.2.1', 'other@x.io')).toBe(0);
+    const locks: number[] = [];
+    for (let i = 0; i < 12; i++) {
+      c.tick(AUTH_LIMITS.maxLockMs);
+      fail('v@x.io');
+      locks.push(t.admit('192.0.2.1', 'v@x.io'));
+    }
+    expect(locks).toEqual([2, 4, 8, 16, 32, 64, 128, 256, 512, 900, 900, 900]);
+    t.succeeded('v@x.io');
+    expect(t.admit('192.0.2.1', 'v@x.io')).toBe(0);
+  });
+
+  it('forgets failures an hour after the last one', () => {
+    const c = fakeClock();
+    const t = new AuthThrottle(noMinuteCap, c.now);
+    for (let i = 0; i < 6; i++) t.failed(`198.51.100.${i}`, 'f@x.io');
+    expect(t.admit('192.0.2.1', 'f@x.io')).toBe(1);
+    c.tick(AUTH_LIMITS.forgetAfterMs + 1);
+    expect(t.admit('192.0.2.1', 'f@x.io')).toBe(0);
+    t.failed('192.0.2.1', 'f@x.io');
+    expect(t.admit('192.0.2.1', 'f@x.io')).toBe(0);
+  });
+
+  it('locks a client after 20 failures over any emails; an IPv6 client is its /64', () => {
+    const c = fakeClock();
+    const t = new AuthThrottle(noMinuteCap, c.now);
+    for (let i = 1; i <= 20; i++) t.failed(`2a00:1450:4001:80b::${i.toString(16)}`, `u${i}@x.io`);
+    expect(t.admit('2a00:1450:4001:80b:ffff::1', 'new@x.io')).toBe(0);
+    t.failed('2a00:1450:4001:80b:ffff::1', 'new@x.io');
+    expect(t.admit('2a00:1450:4001:80b:1234::9', 'another@x.io')).toBe(1);
+    expect(t.admit('2a00:1450:4001:80c::1', 'another@x.io')).toBe(0);
+    expect(clientKey('::ffff:192.0.2.7')).toBe('192.0.2.7');
+    expect(clientKey('192.0.2.7')).toBe('192.0.2.7');
+  });
+
+  it('allows 30 attempts a minute per client whatever their outcome; refused attempts do not count', () => {
+    const c = fakeClock();
+    const t = new AuthThrottle(AUTH_LIMITS, c.now);
+    for (let i = 0; i < 30; i++) expect(t.admit('192.0.2.1', `ok${i}@x.io`)).toBe(0);
+    c.tick(15_000);
+    expect(t.admit('192.0.2.1', 'ok@x.io')).toBe(45);
+    expect(t.admit('192.0.2.2', 'ok@x.io')).toBe(0);
+    c.tick(45_000);
+    for (let i = 0; i < 30; i++) expect(t.admit('192.0.2.1', `ok${i}@x.io`)).toBe(0);
+  });
+
+  it('checks at most 2 sign-ins at once with 50 waiting; beyond that it is busy', async () => {
+    const t = new AuthThrottle();
+    let active = 0;
+    let most = 0;
+    const release: Array<() => void> = [];
+    const check = () =>
+      new Promise<number>((resolve) => {
+        active += 1;
+        most = Math.max(most, active);
+        release.push(() => {
+          active -= 1;
+          resolve(1);
+        });
+      });
+    const runs = Array.from({ length: 52 }, () => t.run(check));
+    await expect(t.run(check)).rejects.toThrow('Too many sign-ins in progress');
+    let done = 0;
+    while (done < 52) {
+      await new Promise((r) => setImmediate(r));
+      const open = release.splice(0);
+      open.forEach((f) => f());
+      done += open.length;
+    }
+    expect(await Promise.all(runs)).toHaveLength(52);
+    expect(most).toBe(2);
+    expect(await t.run(async () => 'free again')).toBe('free again');
+  });
+
+  it('answers 429 with Retry-After (simple format) once an email is locked, even for the right password', async () => {
+    const own = await startTestApi();
+    try {
+      const a = await newAccount(own.url);
+      const anon = client(own.url);
+      for (let i = 0; i < 6; i++) expect((await anon.post('/v1/auth', { email: a.email, password: `wrong-${i}` })).status).toBe(401);
+      const locked = await anon.post('/v1/auth', { email: ` ${a.email.toUpperCase()}`, password: a.password });
+      expect(locked.status).toBe(429);
+      expect(locked.body).toEqual({ error: expect.stringMatching(/^Too many sign-in attempts, retry after \d+ seconds$/) });
+      const wait = Number(locked.headers.get('retry-after'));
+      expect(wait).toBeGreaterThanOrEqual(1);
+      // The client itself is not locked by one account's failures.
+      const b = await newAccount(own.url);
+      expect((await anon.post('/v1/auth', { email: b.email, password: b.password })).status).toBe(200);
+      await new Promise((r) => setTimeout(r, wait * 1000 + 100));
+      expect((await anon.post('/v1/auth', { email: a.email, password: a.password })).status).toBe(200);
+    } finally {
+      await own.close();
+    }
+  });
+
+  it('locks a client that fails over many emails (unknown ones too), by its address behind the proxy', async () => {
+    const throttle = new AuthThrottle({ ...AUTH_LIMITS, freeFailures: { email: 5, client: 2 } });
+    const own = await startTestApi({ authThrottle: throttle }, { TRUST_PROXY: 'true' });
+    try {
+      const anon = client(own.url);
+      const from = (ip: string) => ({ 'X-Forwarded-For': ip });
+      for (let i = 0; i < 3; i++) expect((await anon.post('/v1/auth', { email: `nobody${i}@x.io`, password: 'guess' }, from('198.51.100.7'))).status).toBe(401);
+      const locked = await anon.post('/v1/auth', { email: 'nobody9@x.io', password: 'guess' }, from('198.51.100.7'));
+      expect(locked.status).toBe(429);
+      expect(locked.headers.get('retry-after')).toBe('1');
+      expect((await anon.post('/v1/auth', { email: 'nobody9@x.io', password: 'guess' }, from('198.51.100.8'))).status).toBe(401);
+    } finally {
+      await own.close();
+    }
+  });
+
+  it('takes as long for an unknown email as for a known one with a wrong password (a dummy hash is checked)', async () => {
+    const own = await startTestApi();
+    try {
+      const a = await newAccount(own.url);
+      const anon = client(own.url);
+      const timed = async (email: string) => {
+        const t0 = performance.now();
+        const r = await anon.post('/v1/auth', { email, password: 'not the password' });
+        expect(r.status).toBe(401);
+        expect(r.body).toEqual({ error: 'Invalid email or password' });
+        return performance.now() - t0;
+      };
+      const median = (xs: number[]) => xs.sort((x, y) => x - y)[1];
+      const known: number[] = [];
+      const unknown: number[] = [];
+      for (let i = 0; i < 3; i++) {
+        known.push(await timed(a.email));
+        unknown.push(await timed(`nobody-${i}@example.com`));
+      }
+      // Without the dummy check an unknown email answers in a few ms against hundreds for a known one.
+      expect(median(unknown)).toBeGreaterThan(0.4 * median(known));
+    } finally {
+      await own.close();
+    }
   });
 });

@@ -1,5 +1,12 @@
-import { hashPassword, verifyPassword } from '../../src/crypto/password';
-import { currentOtp, newOtpSecret, verifyOtp } from '../../src/crypto/totp';
+import { scryptSync } from 'node:crypto';
+import { DUMMY_HASH, hashPassword, needsRehash, verifyPassword } from '../../src/crypto/password';
+import { currentOtp, newOtpSecret, otpStep, verifyOtp } from '../../src/crypto/totp';
+
+/** A hash as the service made them before issue 11 (N=2^14). */
+function legacyHash(password: string): string {
+  const salt = Buffer.alloc(16, 7);
+  return ['scrypt', 16384, 8, 1, salt.toString('base64'), scryptSync(password, salt, 32, { N: 16384, r: 8, p: 1 }).toString('base64')].join('$');
+}
 
 describe('passwords', () => {
   it('hash with a salt and verify only the right password', async () => {
@@ -10,6 +17,19 @@ describe('passwords', () => {
     expect(await verifyPassword('s3cret-pass', h1)).toBe(true);
     expect(await verifyPassword('s3cret-pasS', h1)).toBe(false);
     expect(await verifyPassword('s3cret-pass', 'garbage')).toBe(false);
+  });
+
+  it("use OWASP's scrypt minimum (N=2^17, r=8, p=1), still verify older hashes and mark them for a rehash", async () => {
+    const h = await hashPassword('s3cret-pass');
+    expect(h).toMatch(/^scrypt\$131072\$8\$1\$/);
+    expect(needsRehash(h)).toBe(false);
+    const old = legacyHash('s3cret-pass');
+    expect(await verifyPassword('s3cret-pass', old)).toBe(true);
+    expect(needsRehash(old)).toBe(true);
+    expect(needsRehash('argon2$whatever')).toBe(true);
+    // The dummy checked for unknown emails costs what a real hash costs.
+    expect(DUMMY_HASH).toMatch(/^scrypt\$131072\$8\$1\$/);
+    expect(await verifyPassword('s3cret-pass', DUMMY_HASH)).toBe(false);
   });
 });
 
@@ -32,5 +52,15 @@ describe('TOTP (RFC 6238)', () => {
       expect(verifyOtp(secret, far, now)).toBe(false);
     }
     expect(verifyOtp(secret, 'abcdef', now)).toBe(false);
+  });
+
+  it('names the time step a code belongs to, so a used step can be refused', () => {
+    const secret = newOtpSecret();
+    const now = Date.UTC(2026, 0, 1, 12, 0, 15);
+    const step = Math.floor(now / 30_000);
+    expect(otpStep(secret, currentOtp(secret, now), now)).toBe(step);
+    expect(otpStep(secret, currentOtp(secret, now - 30_000), now)).toBe(step - 1);
+    expect(otpStep(secret, currentOtp(secret, now + 30_000), now)).toBe(step + 1);
+    expect(otpStep(secret, '12345', now)).toBeNull();
   });
 });

@@ -1,12 +1,38 @@
 import type Router from '@koa/router';
+import type { Next } from 'koa';
 import type { AppState, Ctx } from '../context';
 import { ApiError, AuthFlowError } from '../../lib/errors';
 import { authBody } from './schema';
-import { authenticate, me } from '../../services/accounts';
+import { AuthBusyError, AuthThrottle } from './throttle';
+import { authenticate, loginEmail, me } from '../../services/accounts';
+
+/** Refuses attempts while the client or the email is locked; counts each failed sign-in (401). */
+function throttled(throttle: AuthThrottle) {
+  return async (ctx: Ctx, next: Next) => {
+    const body = ctx.request.body as { email?: unknown } | null | undefined;
+    const email = typeof body?.email === 'string' ? loginEmail(body.email) : '';
+    const wait = throttle.admit(ctx.ip, email);
+    if (wait > 0) {
+      ctx.set('Retry-After', String(wait));
+      throw new AuthFlowError(429, `Too many sign-in attempts, retry after ${wait} seconds`);
+    }
+    try {
+      await throttle.run(next);
+      throttle.succeeded(email);
+    } catch (err) {
+      if (err instanceof AuthBusyError) {
+        ctx.set('Retry-After', '1');
+        throw new AuthFlowError(503, 'Too many sign-ins in progress, retry shortly');
+      }
+      if (err instanceof AuthFlowError && err.status === 401) throttle.failed(ctx.ip, email);
+      throw err;
+    }
+  };
+}
 
 /** POST /v1/auth answers in the simple `{error: string}` format, as the spec shows. */
-export function authRoutes(router: Router<AppState>) {
-  router.post('/auth', async (ctx: Ctx) => {
+export function authRoutes(router: Router<AppState>, throttle: AuthThrottle) {
+  router.post('/auth', throttled(throttle), async (ctx: Ctx) => {
     let input;
     try {
       input = authBody(ctx.request.body);
