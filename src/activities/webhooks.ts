@@ -204,6 +204,14 @@ export function createWebhooksActivities(deps: WebhookActivityDeps) {
         await endDelivery(deliveryId, 'canceled', 'event_purged');
         return { result: 'stopped', reason: 'event_purged' };
       }
+      // Workflow input is not trusted (anyone reaching Temporal can start one): an event goes only to
+      // endpoints of its own account and scope. No record is created, so nothing of the event shows
+      // in the other account's delivery list; one made before (redelivery) is ended as failed.
+      if (event.account_id !== endpoint.account_id || (event.sandbox ?? null) !== (endpoint.sandbox ?? null)) {
+        deps.logger.warn({ deliveryId, eventId, endpointId }, 'webhook delivery refused: the event and the endpoint belong to different accounts or scopes');
+        await endDelivery(deliveryId, 'failed', 'scope_mismatch');
+        return { result: 'stopped', reason: 'scope_mismatch' };
+      }
 
       const body = JSON.stringify({ id: event._id, event: event.event, payload: event.payload, timestamp: new Date(event.timestamp).toISOString() });
       const attemptedAt = new Date();

@@ -41,13 +41,14 @@ export interface AttemptInput extends WebhookDeliveryInput {
 /**
  * What an attempt came to. `retry`: non-2xx, timeout or TLS error. `disabled`: a connection
  * error (or a private address) disabled the endpoint. `stopped`: the endpoint is disabled or
- * deleted, or the event purged, so there is nothing to deliver.
+ * deleted, or the event purged, so there is nothing to deliver; or the event belongs to another
+ * account or scope than the endpoint (`scope_mismatch`), so it must not be delivered.
  */
 export type AttemptOutcome =
   | { result: 'succeeded'; statusCode: number }
   | { result: 'retry'; statusCode: number | null; error: string | null }
   | { result: 'disabled'; error: string }
-  | { result: 'stopped'; reason: 'endpoint_disabled' | 'endpoint_deleted' | 'event_purged' };
+  | { result: 'stopped'; reason: 'endpoint_disabled' | 'endpoint_deleted' | 'event_purged' | 'scope_mismatch' };
 
 export type DeliveryResult = 'succeeded' | 'failed' | 'endpoint_disabled' | 'stopped';
 

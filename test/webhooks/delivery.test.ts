@@ -23,7 +23,8 @@ import { workflowIds } from '../../src/temporal/workflowIds';
 import { BACKOFF_MS, JITTER, MAX_ATTEMPTS } from '../../src/temporal/webhookDefinitions';
 import { startWebhooksDomain } from '../../src/services/domains/webhooks';
 import { createWebhooksActivities } from '../../src/activities/webhooks';
-import { sweepUndispatchedEvents } from '../../src/services/webhookDispatch';
+import { newDeliveryRecord, sweepUndispatchedEvents } from '../../src/services/webhookDispatch';
+import { WebhookEndpoint, WebhookEndpointDoc } from '../../src/models/webhookEndpoint';
 import { Event } from '../../src/models/event';
 import { WebhookDelivery } from '../../src/models/webhookDelivery';
 
@@ -255,6 +256,29 @@ describe('webhook delivery (time skipping)', () => {
     expect(await handleB.result()).toBe('stopped');
     expect(receiver.requestsTo(second.hookPath)).toHaveLength(1);
     expect(await WebhookDelivery.countDocuments({ endpoint_id: second.endpoint.id })).toBe(0);
+  });
+
+  it('refuses a delivery, started directly on Temporal, of an event of another account or scope: no request, no record for the other account', async () => {
+    const a = await newAccount(api.url);
+    const b = await newAccount(api.url);
+    const { endpoint: foreign, hookPath } = await endpointFor(b, ['*']);
+    seq += 1;
+    const sandboxPath = `/hook-${seq}`;
+    const sandboxEndpoint = (await a.sandbox.post('/v1/webhook_endpoints', { url: receiver.url + sandboxPath, subscriptions: ['*'] })).body;
+    const eventId = await createCustomer(a);
+    const forged = (endpointId: string, deliveryId: string) =>
+      env.client.workflow.execute('webhookDeliveryWorkflow', { taskQueue: TASK_QUEUE, workflowId: deliveryId, args: [{ deliveryId, eventId, endpointId }] });
+    expect(await forged(foreign.id, `forged-${foreign.id}`)).toBe('stopped');
+    expect(await forged(sandboxEndpoint.id, `forged-${sandboxEndpoint.id}`)).toBe('stopped');
+    expect(await WebhookDelivery.countDocuments({ _id: { $in: [`forged-${foreign.id}`, `forged-${sandboxEndpoint.id}`] } })).toBe(0);
+    // A record made ahead of the workflow (as a redelivery does) is ended as failed, with the reason.
+    const endpointDoc = (await WebhookEndpoint.findById(foreign.id).lean<WebhookEndpointDoc>())!;
+    await WebhookDelivery.collection.insertOne(newDeliveryRecord({ deliveryId: `forged-redelivery-${foreign.id}`, endpoint: endpointDoc, event: { id: eventId, event: 'customer.created' }, redelivery: true }) as never);
+    expect(await forged(foreign.id, `forged-redelivery-${foreign.id}`)).toBe('stopped');
+    expect(await WebhookDelivery.findById(`forged-redelivery-${foreign.id}`).lean()).toMatchObject({ status: 'failed', ended_reason: 'scope_mismatch', attempts: [] });
+    const carrying = (path: string) => receiver.requestsTo(path).filter((r) => r.headers['x-service-event-id'] === eventId);
+    expect(carrying(hookPath)).toHaveLength(0);
+    expect(carrying(sandboxPath)).toHaveLength(0);
   });
 
   it('redelivers an event with a new signature, as a new delivery', async () => {
