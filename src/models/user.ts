@@ -8,6 +8,8 @@ const userSchema = new Schema(
     password_hash: { type: String, required: true },
     /** Base32 TOTP secret when two-factor is enabled. */
     otp_secret: { type: String, default: null },
+    /** TOTP time step of the last code accepted; a code at or before it is refused (no replay). */
+    otp_last_step: { type: Number, default: null },
     account_ids: { type: [String], default: [] },
   },
   { timestamps, versionKey: false },

@@ -65,13 +65,8 @@ export function loginEmail(email: string): string {
  * concurrent sign-ins with the same code cannot both win.
  */
 async function spendOtpStep(userId: number, step: number): Promise<boolean> {
-  // `otp_last_step` is not declared on the User model, so strict and strictQuery are off for it
-  // (mongoose would drop it from the filter and the update). `null` also matches a missing field.
-  const res = await User.updateOne(
-    { _id: userId, $or: [{ otp_last_step: null }, { otp_last_step: { $lt: step } }] },
-    { $set: { otp_last_step: step } },
-    { strict: false, strictQuery: false },
-  );
+  // `null` also matches a user stored before the field existed.
+  const res = await User.updateOne({ _id: userId, $or: [{ otp_last_step: null }, { otp_last_step: { $lt: step } }] }, { $set: { otp_last_step: step } });
   return res.modifiedCount === 1;
 }
 

@@ -279,28 +279,27 @@ export async function generateSubscriptionInvoice(subscriptionId: string, charge
   // The invoice id derives from the billing key: lookups stay on `_id` (FerretDB's fast path)
   // and a second insert of the same charge is a duplicate key, not a second invoice.
   const invoiceId = derivedId(ID_PREFIX.invoice, billingKey);
-  let invoice = await Invoice.findById(invoiceId).lean<InvoiceDoc>();
-  if (!invoice) {
-    try {
-      invoice = (
-        await Invoice.create({
-          _id: invoiceId,
-          ...scopeFilter(scope),
-          customer_id: sub.customer_id,
-          subscription_id: subscriptionId,
-          status: 'pending',
-          due_date: dayAfter(new Date(charge.at), invoiceDueDays),
-          total_amount: charge.total,
-          line_items: charge.lines.map((l) => ({ _id: newId(ID_PREFIX.lineItem), ...l })),
-          billing_key: billingKey,
-          period_start: new Date(charge.periodStart),
-          period_end: charge.periodEnd ? new Date(charge.periodEnd) : null,
-        })
-      ).toObject() as InvoiceDoc;
-    } catch (err) {
-      if (!isDuplicateKey(err)) throw err;
-      invoice = await Invoice.findById(invoiceId).lean<InvoiceDoc>();
-    }
+  // Insert first: on Temporal's first try nothing exists yet, so a read would be wasted.
+  let invoice: InvoiceDoc | null = null;
+  try {
+    invoice = (
+      await Invoice.create({
+        _id: invoiceId,
+        ...scopeFilter(scope),
+        customer_id: sub.customer_id,
+        subscription_id: subscriptionId,
+        status: 'pending',
+        due_date: dayAfter(new Date(charge.at), invoiceDueDays),
+        total_amount: charge.total,
+        line_items: charge.lines.map((l) => ({ _id: newId(ID_PREFIX.lineItem), ...l })),
+        billing_key: billingKey,
+        period_start: new Date(charge.periodStart),
+        period_end: charge.periodEnd ? new Date(charge.periodEnd) : null,
+      })
+    ).toObject() as InvoiceDoc;
+  } catch (err) {
+    if (!isDuplicateKey(err)) throw err;
+    invoice = await Invoice.findById(invoiceId).lean<InvoiceDoc>();
   }
   if (!invoice) return null;
   await recordEvent(scope, 'invoice.created', invoiceEventPayload(invoice), { idempotencyKey: `invoice.created:${billingKey}` });
