@@ -1,36 +1,78 @@
 /**
  * Safe retries (DECISIONS.md): the first response to a key is replayed for 24 hours;
  * the same key with another route or body is refused; a key still in flight is a 409.
+ *
+ * Each reservation carries an owner (a random token of the request that made it): only that
+ * request can complete or release it, so a request whose key was taken over cannot overwrite
+ * or free its successor's. A running request refreshes its reservation (`heartbeat_at`), so a
+ * key is taken over only when its request has stopped answering, never while it still runs.
  */
 import { createHash } from 'node:crypto';
 import { IdempotencyKey, IdempotencyKeyDoc } from '../models/idempotencyKey';
 import { isDuplicateKey } from '../models/errors';
 import { Scope } from '../models/scope';
 import { ApiError } from '../lib/errors';
+import { randomHex } from '../lib/ids';
 
 const TTL_MS = 24 * 3600 * 1000;
-/** A key still `processing` after this long belongs to a request that died: the next one takes it over. */
+/** A key still `processing` without a heartbeat for this long belongs to a request that died: the next one takes it over. */
 const STALE_PROCESSING_MS = 60 * 1000;
+/** How often a running request refreshes its reservation (well inside STALE_PROCESSING_MS). */
+const HEARTBEAT_MS = 15 * 1000;
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
-export type Reservation = { kind: 'new'; id: string } | { kind: 'replay'; status: number; body: unknown };
+/** The stored record; `owner` and `heartbeat_at` are written with the driver, outside the model's schema. */
+type KeyRecord = IdempotencyKeyDoc & { owner?: string; heartbeat_at?: Date };
 
-export async function reserveKey(scope: Scope, key: string, method: string, path: string, body: unknown): Promise<Reservation> {
+/** A reservation this request holds: pass it to {@link completeKey}. */
+export interface HeldKey {
+  id: string;
+  owner: string;
+  /** Stops the heartbeat (completeKey calls it). */
+  stop: () => void;
+}
+
+export type Reservation = ({ kind: 'new' } & HeldKey) | { kind: 'replay'; status: number; body: unknown };
+
+/** The filter of one owner's reservation, for the driver (the model's schema would drop `owner`). */
+const ownedBy = (id: string, owner: string) => ({ _id: id, owner }) as never;
+
+/** Refreshes `heartbeat_at` while the request runs; best effort (a missed beat only risks a takeover). */
+function keepAlive(id: string, owner: string, everyMs: number): () => void {
+  const timer = setInterval(() => {
+    IdempotencyKey.collection.updateOne(ownedBy(id, owner), { $set: { heartbeat_at: new Date() } }).catch(() => undefined);
+  }, everyMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
+export async function reserveKey(
+  scope: Scope,
+  key: string,
+  method: string,
+  path: string,
+  body: unknown,
+  opts: { heartbeatMs?: number } = {},
+): Promise<Reservation> {
   const id = sha256(JSON.stringify([scope.accountId, scope.sandbox, key]));
   const requestHash = sha256(JSON.stringify([method, path, body ?? null]));
+  const owner = randomHex(16);
   for (let attempt = 0; attempt < 2; attempt++) {
+    const now = new Date();
     try {
-      await IdempotencyKey.create({ _id: id, request_hash: requestHash, state: 'processing', created_at: new Date() });
-      return { kind: 'new', id };
+      // The driver's insert: the model's schema would drop `owner` and `heartbeat_at`.
+      await IdempotencyKey.collection.insertOne({ _id: id, request_hash: requestHash, state: 'processing', status: null, body: null, created_at: now, owner, heartbeat_at: now } as never);
+      return { kind: 'new', id, owner, stop: keepAlive(id, owner, opts.heartbeatMs ?? HEARTBEAT_MS) };
     } catch (err) {
       if (!isDuplicateKey(err)) throw err;
     }
-    const existing = await IdempotencyKey.findById(id).lean<IdempotencyKeyDoc>();
+    const existing = await IdempotencyKey.findById(id).lean<KeyRecord>();
     if (!existing) continue;
-    const age = Date.now() - new Date(existing.created_at).getTime();
-    if (age > TTL_MS || (existing.state === 'processing' && age > STALE_PROCESSING_MS)) {
-      // Expired but not yet removed by the TTL monitor (FerretDB has none): start afresh.
+    const age = now.getTime() - new Date(existing.created_at).getTime();
+    const silent = now.getTime() - new Date(existing.heartbeat_at ?? existing.created_at).getTime();
+    if (age > TTL_MS || (existing.state === 'processing' && silent > STALE_PROCESSING_MS)) {
+      // Expired but not yet removed by the TTL monitor (FerretDB has none), or its request died: start afresh.
       await IdempotencyKey.deleteOne({ _id: id, created_at: existing.created_at });
       continue;
     }
@@ -45,13 +87,19 @@ export async function reserveKey(scope: Scope, key: string, method: string, path
   throw ApiError.conflict('idempotency_conflict', 'A request with this Idempotency-Key is still being processed', 'Idempotency-Key');
 }
 
-/** Keeps a final response; a 5xx is not kept so the client may retry. */
-export async function completeKey(id: string, status: number, body: unknown): Promise<void> {
-  if (status >= 500) {
+/**
+ * Keeps a final response. A 5xx or a 409 (a conflict that clears: allocation in progress, an
+ * invoice that changed) is not kept, so the client's retry runs again. Only the reservation's
+ * owner writes: a request whose key was taken over changes nothing.
+ */
+export async function completeKey(held: HeldKey, status: number, body: unknown): Promise<void> {
+  held.stop();
+  const mine = ownedBy(held.id, held.owner);
+  if (status >= 500 || status === 409) {
     // The database may be what failed; retry the release a few times so the key is free again.
     for (let attempt = 0; attempt < 3; attempt++) {
       try {
-        await IdempotencyKey.deleteOne({ _id: id });
+        await IdempotencyKey.collection.deleteOne(mine);
         return;
       } catch {
         await new Promise((r) => setTimeout(r, 200 * (attempt + 1)));
@@ -59,5 +107,5 @@ export async function completeKey(id: string, status: number, body: unknown): Pr
     }
     return;
   }
-  await IdempotencyKey.updateOne({ _id: id }, { $set: { state: 'done', status, body: body ?? null } });
+  await IdempotencyKey.collection.updateOne(mine, { $set: { state: 'done', status, body: body ?? null } });
 }

@@ -6,7 +6,7 @@ import { renderError } from './errors';
 
 const KEY = /^[\x21-\x7e]{1,255}$/;
 
-/** Idempotency-Key on authenticated POSTs. Errors are rendered here so their response is kept too. */
+/** Idempotency-Key on authenticated POSTs. Errors are rendered here so their response is kept too. The reservation is this request's (its owner token): only it completes or releases the key. */
 export function idempotency(docBase: string) {
   return async (ctx: Ctx, next: Next) => {
     // Present but blank (Node trims the value, so whitespace alone reads as '') is a bad key, not no key.
@@ -24,12 +24,12 @@ export function idempotency(docBase: string) {
       await next();
     } catch (err) {
       if (err instanceof ApiError) {
-        await completeKey(reservation.id, err.status, renderError(err, docBase));
+        await completeKey(reservation, err.status, renderError(err, docBase));
       } else {
-        await completeKey(reservation.id, 500, null);
+        await completeKey(reservation, 500, null);
       }
       throw err;
     }
-    await completeKey(reservation.id, ctx.status, ctx.body);
+    await completeKey(reservation, ctx.status, ctx.body);
   };
 }

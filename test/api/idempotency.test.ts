@@ -1,0 +1,120 @@
+/**
+ * Idempotency keys (src/services/idempotency.ts, src/api/middleware/idempotency.ts): what is
+ * kept and who may complete a reservation. The basic replay rules are in http.test.ts.
+ */
+import { useTestDatabase } from '../support/db';
+import { newAccount, startTestApi, TestApi } from '../support/api';
+import { setTemporal, TemporalContext } from '../../src/temporal/context';
+import { allocateTransaction } from '../../src/services/allocation';
+import { completeKey, reserveKey, Reservation } from '../../src/services/idempotency';
+import { IdempotencyKey } from '../../src/models/idempotencyKey';
+import { ETH_EIP55_2, customerWithWallet, invoiceOf, txHash } from '../crypto/helpers';
+
+useTestDatabase();
+let api: TestApi;
+beforeAll(async () => {
+  api = await startTestApi();
+});
+afterAll(() => api.close());
+
+const scope = { accountId: 'acct_idempotency_test', sandbox: null };
+let keySeq = 0;
+const newKey = () => `key-${Date.now()}-${++keySeq}`;
+
+function held(r: Reservation) {
+  if (r.kind !== 'new') throw new Error(`expected a new reservation, got ${r.kind}`);
+  return r;
+}
+
+/** Makes a reservation look like its request stopped answering `ms` ago. */
+async function silence(r: { id: string }, ms: number) {
+  const past = new Date(Date.now() - ms);
+  await IdempotencyKey.collection.updateOne({ _id: r.id } as never, { $set: { created_at: past, heartbeat_at: past } });
+}
+
+describe('idempotency keys', () => {
+  it('does not keep a 409 (allocation in progress): the same key retried once it clears runs again', async () => {
+    const a = await newAccount(api.url);
+    const { customer, accountWallet } = await customerWithWallet(a.api);
+    // A payment to the account wallet that matches no invoice stays as credit for a manual allocation.
+    const eth = (await a.api.post('/v1/crypto_addresses', { wallet_id: accountWallet.id, currency_code: 'ETH', address: ETH_EIP55_2 })).body;
+    const invoice = await invoiceOf(a.api, customer.id, '500.00', '2027-01-01');
+    // A Temporal client that accepts the allocation signal but runs nothing: allocation stays "in progress".
+    const idle = { taskQueue: 'unused', client: { workflow: { signalWithStart: async () => ({}) } } } as unknown as TemporalContext;
+    setTemporal(idle);
+    let tx: any;
+    let first;
+    const key = { 'Idempotency-Key': newKey() };
+    const allocate = () => a.api.post(`/v1/crypto_transactions/${tx.id}/allocations`, { invoice_id: invoice.id }, key);
+    try {
+      tx = (await a.api.post('/v1/crypto_transactions', { to_address_id: eth.id, amount: '0.01', currency_code: 'ETH', transaction_id: txHash() })).body;
+      first = await allocate();
+    } finally {
+      setTemporal(null);
+    }
+    expect(first.status).toBe(409);
+    expect(first.body.error.code).toBe('allocation_in_progress');
+    expect(await allocateTransaction(tx.id)).toMatchObject({ status: 'allocated', allocations: 0, unallocated: '30.00' });
+    const retried = await allocate();
+    expect(retried.headers.get('idempotent-replayed')).toBeNull();
+    expect(retried.status).toBe(201);
+    expect(retried.body.allocations).toEqual([expect.objectContaining({ invoice_id: invoice.id, amount_applied: '30.00' })]);
+    // That answer is kept and replayed.
+    const replayed = await allocate();
+    expect(replayed.headers.get('idempotent-replayed')).toBe('true');
+    expect(replayed.body).toEqual(retried.body);
+    expect((await a.api.get(`/v1/invoices/${invoice.id}`)).body.amount_paid).toBe('30.00');
+  });
+
+  it('only the owner of a reservation completes or releases it: a request whose key was taken over changes nothing', async () => {
+    const key = newKey();
+    const first = held(await reserveKey(scope, key, 'POST', '/v1/things', { a: 1 }));
+    try {
+      expect((await reserveKey(scope, key, 'POST', '/v1/things', { a: 1 }).catch((e) => e)).code).toBe('idempotency_conflict');
+      // The first request stops answering for over a minute: the next one takes the key over.
+      await silence(first, 61_000);
+      const second = held(await reserveKey(scope, key, 'POST', '/v1/things', { a: 1 }));
+      expect(second.owner).not.toBe(first.owner);
+      // The first, finishing late, neither overwrites nor frees the second's reservation.
+      await completeKey(first, 201, { from: 'first' });
+      await completeKey(first, 500, null);
+      expect(await IdempotencyKey.findById(second.id).lean()).toMatchObject({ state: 'processing', owner: second.owner });
+      await completeKey(second, 201, { from: 'second' });
+      expect(await reserveKey(scope, key, 'POST', '/v1/things', { a: 1 })).toEqual({ kind: 'replay', status: 201, body: { from: 'second' } });
+    } finally {
+      first.stop();
+    }
+  });
+
+  it('a running request keeps its key: it is taken over only after a minute without a heartbeat', async () => {
+    const key = newKey();
+    const running = held(await reserveKey(scope, key, 'POST', '/v1/things', {}, { heartbeatMs: 50 }));
+    try {
+      const started = (await IdempotencyKey.findById(running.id).lean<{ heartbeat_at: Date }>())!.heartbeat_at;
+      // Reserved long ago, but its heartbeat is fresh: still in flight, not taken over.
+      await IdempotencyKey.collection.updateOne({ _id: running.id } as never, { $set: { created_at: new Date(Date.now() - 5 * 60_000) } });
+      await new Promise((r) => setTimeout(r, 300));
+      const beat = (await IdempotencyKey.findById(running.id).lean<{ heartbeat_at: Date }>())!.heartbeat_at;
+      expect(beat.getTime()).toBeGreaterThan(started.getTime());
+      expect((await reserveKey(scope, key, 'POST', '/v1/things', {}).catch((e) => e)).code).toBe('idempotency_conflict');
+      await completeKey(running, 200, { done: true });
+      expect(await reserveKey(scope, key, 'POST', '/v1/things', {})).toEqual({ kind: 'replay', status: 200, body: { done: true } });
+    } finally {
+      running.stop();
+    }
+  });
+
+  it('releases a key on a 409 and on a 5xx, keeps other answers', async () => {
+    for (const [status, kept] of [[409, false], [500, false], [503, false], [422, true], [404, true], [201, true]] as const) {
+      const key = newKey();
+      const r = held(await reserveKey(scope, key, 'POST', '/v1/things', {}));
+      await completeKey(r, status, { status });
+      const again = await reserveKey(scope, key, 'POST', '/v1/things', {});
+      if (kept) expect(again).toEqual({ kind: 'replay', status, body: { status } });
+      else {
+        expect(again.kind).toBe('new');
+        await completeKey(held(again), 200, null);
+      }
+    }
+  });
+});
