@@ -9,6 +9,7 @@
 # Assumes the database and Temporal are running: MONGODB_URI or TEST_MONGODB_URL (a server URL;
 # any database name in it is replaced), TEMPORAL_ADDRESS or TEST_TEMPORAL_ADDRESS.
 # Tunables: CONTRACT_MAX_EXAMPLES (default 10), CONTRACT_SEED (default 11), CONTRACT_REPORT_DIR.
+# Extra arguments go to `schemathesis run` (e.g. --include-path /customers --phases fuzzing).
 # Exit status: non-zero when the lint or any schemathesis check fails.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -110,7 +111,8 @@ set +e
   --request-timeout 20 \
   --generation-database none \
   --no-color \
-  --report junit --report-dir "$REPORT")
+  --report junit --report-dir "$REPORT" \
+  "$@")
 status=$?
 set -e
 log "contract run took $((SECONDS - STARTED)) s (schemathesis exit $status)"

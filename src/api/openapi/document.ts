@@ -103,17 +103,36 @@ export function referencesSomething(schema: unknown): boolean {
  * client, and the fuzzer's stateful phase, can follow a new resource through its life.
  */
 function linksFrom(op: Operation): Json | undefined {
-  if (op.method !== 'post' || op.success.status !== 201 || typeof op.success.schema !== 'string') return undefined;
-  const prefix = `${op.path}/:id`;
-  const targets = OPERATIONS.filter((t) => t.path === prefix || t.path.startsWith(`${prefix}/`));
-  if (targets.length === 0) return undefined;
-  return Object.fromEntries(
-    targets.map((t) => [
-      t.operationId,
-      { operationId: t.operationId, parameters: { id: '$response.body#/id' }, description: `${t.summary}: the new resource` },
-    ]),
-  );
+  const links: Json = {};
+  if (op.method === 'post' && op.success.status === 201 && typeof op.success.schema === 'string') {
+    const prefix = `${op.path}/:id`;
+    for (const t of OPERATIONS.filter((t) => t.path === prefix || t.path.startsWith(`${prefix}/`))) {
+      links[t.operationId] = { operationId: t.operationId, parameters: { id: '$response.body#/id' }, description: `${t.summary}: the new resource` };
+    }
+  }
+  for (const l of BODY_LINKS[op.operationId] ?? []) {
+    links[l.operationId] = { operationId: l.operationId, requestBody: l.requestBody, description: l.description };
+  }
+  return Object.keys(links).length ? links : undefined;
 }
+
+/** Links that put what one answer returns into another request's body (merged into the rest of it). */
+const BODY_LINKS: Record<string, { operationId: string; requestBody: Json; description: string }[]> = {
+  create_customer: ['create_invoice', 'create_subscription', 'create_payment_claim_link'].map((operationId) => ({
+    operationId,
+    requestBody: { customer_id: '$response.body#/id' },
+    description: 'For the new customer',
+  })),
+  create_product: [{ operationId: 'create_price', requestBody: { product_id: '$response.body#/id' }, description: 'A price of the new product' }],
+  create_crypto_address: [
+    {
+      operationId: 'create_crypto_transaction',
+      requestBody: { to_address_id: '$response.body#/id', currency_code: '$response.body#/currency' },
+      description: 'A payment to the new address',
+    },
+  ],
+  list_wallets: [{ operationId: 'create_crypto_address', requestBody: { wallet_id: '$response.body#/wallets/0/id' }, description: 'An address in the first wallet listed' }],
+};
 
 function successResponse(op: Operation): Json {
   const { success } = op;
