@@ -173,7 +173,7 @@ function operationObject(op: Operation): Json {
   const responses: Json = { [String(op.success.status)]: successResponse(op) };
   for (const status of errorStatuses(op)) {
     // POST /v1/auth: its own failures are simple; body-parser and rate-limit ones are structured.
-    const simple = !!op.simpleErrors && [400, 401, 422, 429].includes(status);
+    const simple = !!op.simpleErrors && [400, 401, 422, 429, 503].includes(status);
     responses[String(status)] = ref('responses', errorResponseName(status, simple));
   }
 
@@ -247,9 +247,10 @@ function errorComponents(): { schemas: Json; responses: Json } {
     400: 'A missing field (simple format) or a body that is not JSON (structured)',
     401: 'Wrong email, password or two-factor code',
     422: '`{"error": "otp_attempt_required"}`: two-factor is on and `otp_attempt` is missing',
-    429: 'Too many attempts: wait `Retry-After` seconds',
+    429: 'Too many attempts from this client or for this email: retry after the seconds the message says',
+    503: 'Too many sign-ins in progress: retry shortly',
   };
-  for (const status of [400, 401, 422, 429]) {
+  for (const status of [400, 401, 422, 429, 503]) {
     responses[errorResponseName(status, true)] = {
       description: authText[status],
       ...headersFor(status),

@@ -146,7 +146,7 @@ export const OPERATIONS: Operation[] = [
     simpleErrors: true,
     body: authBody,
     success: { status: 200, description: 'A new production token', schema: 'AuthToken' },
-    errors: [401, 429],
+    errors: [401, 429, 503],
   },
   {
     method: 'get',
