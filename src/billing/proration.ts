@@ -187,12 +187,19 @@ export interface InitialChargeInput {
   count: number;
   /** The recurring items, with their effective unit prices. */
   items: readonly ProrationItem[];
+  /**
+   * True at a later phase's start: the subscription is already billing, so a start on a billing
+   * date is an ordinary renewal. False (default) at the subscription's start.
+   */
+  continuing?: boolean;
 }
 
 /**
  * What to bill at `start` for recurring items whose billing dates step from `anchor`. The
  * charge covers `[start, next billing date)`:
- * - start on a billing date: a full period, whatever the behaviour;
+ * - `none` at the subscription's start: null, even on a billing date (the spec: "charges start
+ *   on the next billing cycle"); the first invoice is the next billing date's;
+ * - otherwise, start on a billing date: a full period, whatever the behaviour;
  * - otherwise `create_prorations`: the items' prices times the fraction of the anchored
  *   period that remains from `start` (by time);
  * - otherwise `always_invoice`: one full period's price at once, regardless of the cycle;
@@ -200,6 +207,7 @@ export interface InitialChargeInput {
  */
 export function initialCharge(behavior: ProrationBehavior, input: InitialChargeInput): InitialCharge | null {
   if (!PRORATION_BEHAVIORS.includes(behavior)) throw new RangeError(`unknown proration behavior: ${String(behavior)}`);
+  if (behavior === 'none' && !input.continuing) return null;
   const period = periodContaining(input.anchor, input.interval, input.count, input.start);
   const onCycle = period.start.getTime() === input.start.getTime();
   let share: Share;

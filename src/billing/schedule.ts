@@ -12,10 +12,11 @@
  *   interval of the phase in force (see calendar.ts for month-end clamping). Later phases keep
  *   that anchor, except under `always_invoice`, where each later phase starts a fresh cycle
  *   at its own start (so the full period it bills at once is a real full period).
- * - At a phase start that is a billing date, every behaviour bills a full period. At one that
- *   is not: `create_prorations` bills the fraction of the period up to the next billing date
- *   (by time); `always_invoice` bills a full period's price; `none` bills nothing until the
- *   next billing date.
+ * - At the subscription's start `none` bills nothing, even on a billing date: charges start on
+ *   the next billing cycle. Otherwise, at a phase start that is a billing date, every behaviour
+ *   bills a full period. At one that is not: `create_prorations` bills the fraction of the
+ *   period up to the next billing date (by time); `always_invoice` bills a full period's price;
+ *   `none` bills nothing until the next billing date.
  * - At a later phase's start, `create_prorations` and `always_invoice` credit the unused part
  *   of what the previous phase billed for the time after the change (`none` credits nothing).
  * - Renewals bill each full period in advance, on its billing date, while the phase lasts.
@@ -229,7 +230,7 @@ function* chargeStream(plan: BillingPlan, options: StreamOptions = {}): Generato
     billed = null;
     const items = recurringItems(phase);
     if (cycle) {
-      const first = initialCharge(plan.behavior, { start, anchor: cycle.anchor, interval: cycle.interval, count: cycle.count, items: asProrationItems(items) });
+      const first = initialCharge(plan.behavior, { start, anchor: cycle.anchor, interval: cycle.interval, count: cycle.count, items: asProrationItems(items), continuing: index > 0 });
       if (first) {
         lines.push(...chargeLines(items, first.lines));
         billed = { items, from: start, end: first.periodEnd, units: first.lines.map((l) => l.unit_amount) };

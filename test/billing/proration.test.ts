@@ -148,11 +148,17 @@ describe('proration: initial charge', () => {
     expect(initialCharge('none', input)).toBeNull();
   });
 
-  it('bills a full period under every behaviour at a start on the anchor', () => {
-    for (const b of ['create_prorations', 'always_invoice', 'none'] as ProrationBehavior[]) {
-      const c = initialCharge(b, monthly('2026-03-31T00:00:00Z', '2026-01-31T00:00:00Z'))!;
+  it('bills a full period at a start on the anchor, except none at the subscription start (charges start on the next billing cycle)', () => {
+    const onAnchor = monthly('2026-03-31T00:00:00Z', '2026-01-31T00:00:00Z');
+    const cases: [ProrationBehavior, boolean][] = [['create_prorations', false], ['always_invoice', false], ['create_prorations', true], ['always_invoice', true], ['none', true]];
+    for (const [b, continuing] of cases) {
+      const c = initialCharge(b, { ...onAnchor, continuing })!;
       expect([c.total, c.prorated, c.periodEnd.toISOString(), c.lines[0].description]).toEqual(['31.00', false, '2026-04-30T00:00:00.000Z', 'Subscription period']);
     }
+    expect(initialCharge('none', onAnchor)).toBeNull();
+    expect(initialCharge('none', { ...onAnchor, continuing: false })).toBeNull();
+    // Started on the anchor itself (a subscription starting today, anchored on its start).
+    expect(initialCharge('none', monthly('2026-01-31T00:00:00Z', '2026-01-31T00:00:00Z'))).toBeNull();
   });
 
   it('works with an anchor after the start and with several items', () => {
@@ -181,13 +187,14 @@ describe('proration: initial charge', () => {
         fc.integer({ min: 1, max: 3 }),
         itemsArb,
         fc.constantFrom<ProrationBehavior>('create_prorations', 'always_invoice', 'none'),
-        (anchorMs, offset, interval, count, items, behavior) => {
+        fc.boolean(),
+        (anchorMs, offset, interval, count, items, behavior, continuing) => {
           const anchor = new Date(anchorMs);
           const start = new Date(anchorMs + offset);
-          const c = initialCharge(behavior, { start, anchor, interval, count, items });
+          const c = initialCharge(behavior, { start, anchor, interval, count, items, continuing });
           const p = periodContaining(anchor, interval, count, start);
           const onCycle = p.start.getTime() === start.getTime();
-          if (behavior === 'none' && !onCycle) return assert.equal(c, null);
+          if (behavior === 'none' && (!onCycle || !continuing)) return assert.equal(c, null);
           assert.ok(c);
           assert.equal(c.periodEnd.getTime(), p.end.getTime());
           assert.equal(c.periodEnd.getTime(), billingDate(anchor, interval, count, p.index + 1).getTime());

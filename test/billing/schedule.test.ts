@@ -206,6 +206,28 @@ describe('subscription billing plan', () => {
     expect(summary({ ...plan, behavior: 'none' }, '2026-02-01T00:00:00Z')).toEqual([['2026-02-01', '31.00']]);
   });
 
+  it('none: a subscription starting on a billing date (today, anchored on its start or not) bills nothing at the start; the first invoice is on the next billing date', () => {
+    const monthly: PlanPhase[] = [{ start: d('2026-01-01T00:00:00Z'), end: null, items: [item('m', '31.00')] }];
+    for (const anchor of [null, d('2026-01-01T00:00:00Z'), d('2025-11-01T00:00:00Z')]) {
+      const plan: BillingPlan = { anchor, behavior: 'none', phases: monthly };
+      expect(summary(plan, '2026-03-01T00:00:00Z')).toEqual([['2026-02-01', '31.00'], ['2026-03-01', '31.00']]);
+      expect(nextBillingAfter(plan, d('2026-01-01T00:00:00Z'))?.toISOString()).toBe('2026-02-01T00:00:00.000Z');
+      expect(nextBillingAfter(plan, d('2025-12-31T00:00:00Z'))?.toISOString()).toBe('2026-02-01T00:00:00.000Z');
+      expect(upcomingCharges(plan, d('2025-12-31T00:00:00Z'), 1).map((c) => [day(c.at), c.kind, day(c.periodEnd!)])).toEqual([['2026-02-01', 'renewal', '2026-03-01']]);
+    }
+    // The other behaviours still bill the start; a later phase starting on a billing date is a renewal under every behaviour.
+    expect(summary({ anchor: null, behavior: 'create_prorations', phases: monthly }, '2026-01-01T00:00:00Z')).toEqual([['2026-01-01', '31.00']]);
+    const upgrade: BillingPlan = {
+      anchor: null,
+      behavior: 'none',
+      phases: [
+        { start: d('2026-01-01T00:00:00Z'), end: d('2026-03-01T00:00:00Z'), items: [item('m', '31.00')] },
+        { start: d('2026-03-01T00:00:00Z'), end: null, items: [item('m2', '50.00')] },
+      ],
+    };
+    expect(summary(upgrade, '2026-04-01T00:00:00Z')).toEqual([['2026-02-01', '31.00'], ['2026-03-01', '50.00'], ['2026-04-01', '50.00']]);
+  });
+
   it('bills one-time items once at their phase start, with quantities', () => {
     const plan: BillingPlan = {
       anchor: null,
@@ -216,7 +238,7 @@ describe('subscription billing plan', () => {
       ],
     };
     expect(planBilling({ phases: plan.phases, prorationBehavior: 'none', from: d('2026-01-01T00:00:00Z'), to: d('2027-01-01T00:00:00Z') }).map((i) => [day(i.billingDate), i.periodEnd && day(i.periodEnd), i.total, i.lines.map((l) => [l.price_id, l.quantity, l.amount])])).toEqual([
-      ['2026-01-10', '2026-02-10', '113.00', [['setup', 2, '98.00'], ['seat', 3, '15.00']]], // start is the anchor: full period
+      ['2026-01-10', '2026-02-10', '98.00', [['setup', 2, '98.00']]], // none: recurring charges start on the next billing date, past this phase
       ['2026-02-10', null, '20.00', [['onboarding', 1, '20.00']]], // no recurring item: no period, nothing after
     ]);
     expect(nextBillingAfter(plan, d('2026-02-10T00:00:00Z'))).toBeNull();
@@ -341,7 +363,8 @@ describe('billing plan properties', () => {
           periods.forEach((p, k) => {
             if (k === 0) {
               const onCycle = p.start.getTime() === phase.start.getTime();
-              if (onCycle || plan.behavior !== 'none') expected.push([phase.start.getTime(), p.end.getTime()]);
+              // `none` bills a phase's start only when a later phase starts on a billing date (a renewal).
+              if (plan.behavior !== 'none' || (onCycle && i > 0)) expected.push([phase.start.getTime(), p.end.getTime()]);
             } else expected.push([p.start.getTime(), p.end.getTime()]);
           });
           const actual = charges.filter((c) => c.phaseIndex === i).map((c): [number, number] => [c.periodStart.getTime(), c.periodEnd!.getTime()]);
