@@ -8,7 +8,7 @@ import type { Server } from 'node:http';
 import { createAccount } from '../src/services/accounts';
 import { Customer } from '../src/models/customer';
 import { newId, ID_PREFIX } from '../src/lib/ids';
-import { measure, row } from './support';
+import { measure, row, target } from './support';
 
 export async function runApiBench(apiUrl: string): Promise<string[]> {
   const account = await createAccount({ email: `bench-${Date.now()}@example.com`, password: 'bench-password' });
@@ -27,12 +27,12 @@ export async function runApiBench(apiUrl: string): Promise<string[]> {
     updated_at: new Date(now - i * 1000),
   }));
   for (let i = 0; i < docs.length; i += 1000) await Customer.collection.insertMany(docs.slice(i, i + 1000) as any[]);
-  const target = docs[5000]._id;
+  const targetId = docs[5000]._id;
 
   const bare = new Koa();
   const raw = mongoose.connection.db!.collection('customers');
   bare.use(async (ctx) => {
-    ctx.body = await raw.findOne({ _id: target as any });
+    ctx.body = await raw.findOne({ _id: targetId as any });
   });
   const server: Server = await new Promise((r) => {
     const s = bare.listen(0, '127.0.0.1', () => r(s));
@@ -41,7 +41,7 @@ export async function runApiBench(apiUrl: string): Promise<string[]> {
 
   try {
     const baseline = await measure('bare Koa + raw driver findOne', { url: `${bareUrl}/` });
-    const get = await measure('GET /v1/customers/:id (authenticated)', { url: `${apiUrl}/v1/customers/${target}`, headers: auth });
+    const get = await measure('GET /v1/customers/:id (authenticated)', { url: `${apiUrl}/v1/customers/${targetId}`, headers: auth });
     let n = 0;
     const post = await measure('POST /v1/customers', {
       url: `${apiUrl}/v1/customers`,
@@ -52,6 +52,8 @@ export async function runApiBench(apiUrl: string): Promise<string[]> {
     // One connection: each list page scans the collection on FerretDB v1, so more would only queue.
     const first = await measure('GET /v1/customers?page=1 (10k customers)', { url: `${apiUrl}/v1/customers?page=1`, headers: auth, connections: 1, duration: 8 });
     const last = await measure('GET /v1/customers?page=400 (last page)', { url: `${apiUrl}/v1/customers?page=400`, headers: auth, connections: 1, duration: 8 });
+    const getRatio = get.rps / baseline.rps;
+    const pageRatio = last.p50 / Math.max(first.p50, 0.001);
     return [
       '== API (10,000 customers) ==',
       row(baseline),
@@ -59,8 +61,10 @@ export async function runApiBench(apiUrl: string): Promise<string[]> {
       row(post, baseline),
       row(first, baseline),
       row(last, baseline),
-      `authenticated GET throughput / baseline: ${(get.rps / baseline.rps).toFixed(2)} (target >= 0.5)`,
-      `last page p50 / first page p50: ${(last.p50 / Math.max(first.p50, 0.001)).toFixed(2)} (target <= 2)`,
+      `authenticated GET throughput / baseline: ${getRatio.toFixed(2)} (target >= 0.5)`,
+      `last page p50 / first page p50: ${pageRatio.toFixed(2)} (target <= 2)`,
+      target('api', 'get-throughput-vs-baseline', `x${getRatio.toFixed(2)} (${get.rps.toFixed(0)} vs ${baseline.rps.toFixed(0)} req/s)`, '>= x0.5', getRatio >= 0.5),
+      target('api', 'last-page-vs-first-page-p50', `x${pageRatio.toFixed(2)} (${first.p50.toFixed(1)} -> ${last.p50.toFixed(1)} ms)`, '<= x2', pageRatio <= 2),
     ];
   } finally {
     server.close();

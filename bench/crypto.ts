@@ -12,6 +12,7 @@ import { bech32 } from '@scure/base';
 import { connectDatabase, disconnectDatabase } from '../src/db/connection';
 import { createAccount } from '../src/services/accounts';
 import { CryptoTransaction } from '../src/models/cryptoTransaction';
+import { target } from './support';
 
 /** The issue's scenario; BENCH_CRYPTO_CUSTOMERS / BENCH_CRYPTO_TRANSACTIONS shrink it for a quick run. */
 const CUSTOMERS = Number(process.env.BENCH_CRYPTO_CUSTOMERS ?? 100);
@@ -125,6 +126,13 @@ export async function runCryptoBench(apiUrl: string): Promise<string[]> {
     `  recorded in ${((recorded - started) / 1000).toFixed(1)} s; ${done} allocated after ${((finished - started) / 1000).toFixed(1)} s: ${perSecond.toFixed(1)} allocations/s (target >= ${TARGET_PER_SECOND})`,
     `  baseline plain inserts/s: ${basePerSecond.toFixed(1)}; allocations/s x${(perSecond / basePerSecond).toFixed(3)} of it (the target is x${(TARGET_PER_SECOND / basePerSecond).toFixed(2)} of it here)`,
     `  ${retried5xx} API calls retried after a 5xx`,
+    target(
+      'crypto',
+      'allocations-per-s',
+      `${perSecond.toFixed(1)}/s (${done}/${TRANSACTIONS} allocated${TRANSACTIONS === 1000 && CUSTOMERS === 100 ? '' : `; shrunk scenario: ${CUSTOMERS} customers, ${TRANSACTIONS} transactions`})`,
+      `>= ${TARGET_PER_SECOND}/s, all allocated`,
+      perSecond >= TARGET_PER_SECOND && done >= TRANSACTIONS,
+    ),
   ];
 }
 

@@ -5,11 +5,14 @@ import { runWebhookBench } from './webhooks';
 import { runRenewalBench } from './renewals';
 import { runCryptoBench } from './crypto';
 import { runDetectionBench } from './detection';
+import { runScaleBench } from './scale';
 
 async function main() {
   const apiUrl = `http://127.0.0.1:${process.env.PORT}`;
   const only = process.argv[2];
   const want = (name: string) => !only || only === name;
+  const sections = ['api', 'renewals', 'crypto', 'detection', 'webhooks', 'scale'];
+  if (only && !sections.includes(only)) throw new Error(`unknown bench section ${only}; one of ${sections.join(', ')}`);
   await connectDatabase(process.env.MONGODB_URI!);
   try {
     if (want('api')) console.log((await runApiBench(apiUrl)).join('\n'));
@@ -19,6 +22,8 @@ async function main() {
     if (want('webhooks')) {
       console.log((await runWebhookBench({ temporalAddress: process.env.TEMPORAL_ADDRESS!, mongoUri: process.env.MONGODB_URI! })).join('\n'));
     }
+    // Last: its 8,000+ customers would change what the other sections measure.
+    if (want('scale')) console.log((await runScaleBench(apiUrl)).join('\n'));
   } finally {
     await disconnectDatabase();
   }

@@ -19,3 +19,31 @@ export function row(m: Measured, baseline?: Measured): string {
   const ratio = baseline ? `  throughput x${(m.rps / baseline.rps).toFixed(2)} of baseline, p50 x${(m.p50 / Math.max(baseline.p50, 0.001)).toFixed(2)}` : '  (baseline)';
   return `${m.name.padEnd(44)} ${m.rps.toFixed(0).padStart(7)} req/s  p50 ${m.p50.toFixed(1).padStart(6)} ms  p99 ${m.p99.toFixed(1).padStart(6)} ms${ratio}`;
 }
+
+/**
+ * The one summary line per target that every section ends with:
+ * `target <section>/<name>: <value> (goal <goal>) met` (or `missed`).
+ */
+export function target(section: string, name: string, value: string, goal: string, met: boolean): string {
+  return `target ${section}/${name}: ${value} (goal ${goal}) ${met ? 'met' : 'missed'}`;
+}
+
+/** The p-th percentile (nearest rank) of a list of numbers. */
+export function percentile(values: number[], p: number): number {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+}
+
+/** Runs fn over items with `lanes` of them in flight at a time. */
+export async function pool<T>(items: T[], lanes: number, fn: (item: T, index: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(lanes, items.length) }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        await fn(items[i], i);
+      }
+    }),
+  );
+}

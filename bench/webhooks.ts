@@ -20,17 +20,23 @@ import { WebhookEndpoint } from '../src/models/webhookEndpoint';
 import { newId, ID_PREFIX, randomString } from '../src/lib/ids';
 import { signWebhook } from '../src/crypto/webhookSignature';
 import { makeTestCertificates, startHttpsReceiver } from '../test/support/httpsReceiver';
+import { target } from './support';
 
 interface Scenario {
   name: string;
+  /** Short name in the `target webhooks/...` lines. */
+  key: string;
   events: number;
   endpoints: number;
 }
 
 const SCENARIOS: Scenario[] = [
-  { name: '1,000 events -> 1 endpoint', events: 1000, endpoints: 1 },
-  { name: '100 events -> 10 endpoints', events: 100, endpoints: 10 },
+  { name: '1,000 events -> 1 endpoint', key: '1000x1', events: 1000, endpoints: 1 },
+  { name: '100 events -> 10 endpoints', key: '100x10', events: 100, endpoints: 10 },
 ];
+/** The issue's goals, for every scenario: at least this many deliveries/s, and a p50 from event to receipt under this. */
+const GOAL_PER_SECOND = 100;
+const GOAL_P50_MS = 500;
 /** Concurrent event writers (API requests in flight). */
 const WRITERS = 10;
 
@@ -84,6 +90,7 @@ export async function runWebhookBench(opts: { temporalAddress: string; mongoUri:
   const workerRun = worker.run();
   const stopDomain = await startWebhooksDomain({ config, logger, temporal: { client, taskQueue } }, { retentionSchedule: false });
 
+  const targetLines: string[] = [];
   try {
     for (const s of SCENARIOS) {
       const scope = { accountId: newId(ID_PREFIX.account), sandbox: null };
@@ -124,6 +131,13 @@ export async function runWebhookBench(opts: { temporalAddress: string; mongoUri:
           `written->received p50 ${percentile(latencies, 50).toFixed(0)} ms  p99 ${percentile(latencies, 99).toFixed(0)} ms`,
       );
       (s as Scenario & { rate?: number }).rate = rate;
+      const p50 = percentile(latencies, 50);
+      const all = got.length === expected;
+      const short = all ? '' : ` (only ${got.length}/${expected} delivered)`;
+      targetLines.push(
+        target('webhooks', `deliveries-per-s-${s.key}`, `${rate.toFixed(0)}/s${short}`, `>= ${GOAL_PER_SECOND}/s`, all && rate >= GOAL_PER_SECOND),
+        target('webhooks', `event-to-receipt-p50-${s.key}`, `${p50.toFixed(0)} ms${short}`, `< ${GOAL_P50_MS} ms`, all && p50 < GOAL_P50_MS),
+      );
     }
 
     // Baseline: the same receiver, signed POSTs straight from a loop (no database, no Temporal).
@@ -159,7 +173,7 @@ export async function runWebhookBench(opts: { temporalAddress: string; mongoUri:
     await disconnectDatabase();
     if (wasConnected) await connectDatabase(opts.mongoUri);
   }
-  return lines;
+  return [...lines, ...targetLines];
 }
 
 // `node --import tsx bench/webhooks.ts` on its own, against TEMPORAL_ADDRESS and MONGODB_URI.
