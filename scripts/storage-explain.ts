@@ -44,7 +44,7 @@ async function load(): Promise<void> {
   await bulk(Customer, 8350, (i) => ({ _id: `cust_${i}`, account_id: acct(i), sandbox: i >= 3000 && i < 3300 ? 'test' : null, email: `c${i}@x.io`, created_at: new Date(now - i * 1000), updated_at: new Date() }));
   await bulk(Wallet, 8350, (i) => ({ _id: `wal_${i}`, account_id: acct(i), sandbox: null, owner_type: 'customer', owner_id: `cust_${i}`, created_at: new Date(now - i * 1000) }));
   await bulk(Invoice, 20000, (i) => ({ _id: `inv_${i}`, account_id: i < 8000 ? 'acct_A' : 'acct_B', sandbox: null, customer_id: `cust_${i % 2000}`, status: i % 3 ? 'paid' : 'pending', billing_key: `bk_${i}`, subscription_id: `sub_${i % 500}`, created_at: new Date(now - i * 1000) }));
-  await bulk(Event, 20000, (i) => ({ _id: `evt_${i}`, account_id: `acct_${i % 50}`, sandbox: null, event: 'customer.created', payload: { id: `cust_${i}` }, timestamp: new Date(now - (20000 - i) * 1000), dispatched_at: i >= 19950 ? null : new Date(now - (20000 - i) * 1000 + 50) }));
+  await bulk(Event, 20000, (i) => ({ _id: `evt_${i}`, account_id: `acct_${i % 50}`, sandbox: null, event: 'customer.created', payload: { id: `cust_${i}` }, timestamp: new Date(now - (20000 - i) * 1000), dispatched: i < 19950, dispatched_at: i >= 19950 ? null : new Date(now - (20000 - i) * 1000 + 50) }));
   await bulk(WebhookEndpoint, 600, (i) => ({ _id: `we_${i}`, account_id: `acct_${i % 200}`, sandbox: i % 2 ? null : 'test', url: 'https://example.com/hook', enabled: true, subscriptions: ['*'], signing_secret: 's', created_at: new Date(now - i * 1000) }));
   await bulk(WebhookDelivery, 6000, (i) => ({ _id: `whd_${i}`, endpoint_id: `we_${i % 600}`, event_id: `evt_${i}`, status: i % 10 ? 'succeeded' : 'pending', created_at: new Date(now - i * 1000) }));
   await bulk(ApiToken, 1000, (i) => ({ _id: `tokhash_${i}`, account_id: `acct_${i % 200}`, user_id: i, sandbox: null, last4: 'abcd', revoked_at: null, created_at: new Date() }));
@@ -87,7 +87,7 @@ async function main(): Promise<void> {
     await explain('list page, sandbox scope', 'customers', find('customers', { account_id: 'acct_A', sandbox: 'test' }, page));
     await explain('open invoices of a customer (allocation: Invoice.find({customer_id}))', 'invoices', find('invoices', { customer_id: 'cust_7' }));
     await explain('open invoices of a customer (pay page: customer_id + status $in)', 'invoices', find('invoices', { customer_id: 'cust_7', status: { $in: ['pending', 'overdue'] } }));
-    await explain('undispatched events (sweeper)', 'events', find('events', { dispatched_at: null, timestamp: { $lte: new Date() } }, { sort: { timestamp: 1 }, limit: 100 }));
+    await explain('undispatched events (sweeper)', 'events', find('events', { dispatched: false, timestamp: { $lte: new Date() } }, { sort: { timestamp: 1 }, limit: 100 }));
     await explain('webhook endpoints of an account scope (dispatch)', 'webhook_endpoints', find('webhook_endpoints', { account_id: 'acct_7', sandbox: null }));
     await explain('pending deliveries of an endpoint', 'webhook_deliveries', find('webhook_deliveries', { endpoint_id: 'we_7', status: 'pending' }));
     await explain('token by hash (ApiToken.findById)', 'api_tokens', find('api_tokens', { _id: 'tokhash_7' }));

@@ -26,9 +26,9 @@ export function inScope(doc: { account_id?: string; sandbox?: string | null } | 
 }
 
 /**
- * Loads one document by id and checks its scope in code. FerretDB v1 (SQLite) pushes only an
- * `_id`-alone filter down to SQL; any other field makes it decode every document, which is
- * several times slower. A document of another account or scope reads as missing (404).
+ * Loads one document by id and checks its scope in code: one indexed lookup by `_id` on every
+ * backend (FerretDB never pushes the production scope's `sandbox: null` down). A document of
+ * another account or scope reads as missing (404).
  */
 export async function findInScope<T>(model: { findById(id: string): { lean<R>(): Promise<R | null> } }, scope: Scope, id: string): Promise<T | null> {
   if (!id) return null;

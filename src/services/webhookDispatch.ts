@@ -1,7 +1,7 @@
 /**
  * From "event written" to "delivery workflow started". Two paths start the same workflows:
- * the in-process listener right after recordEvent, and a sweeper that picks up events whose
- * `dispatched_at` is still null (Temporal was down, the process died, the listener failed).
+ * the in-process listener right after recordEvent, and a sweeper that picks up events still
+ * not `dispatched` (Temporal was down, the process died, the listener failed).
  * The workflow id is derived from (event, endpoint) and REJECT_DUPLICATE refuses a second
  * run even after the first closed, so both paths together start each delivery exactly once.
  */
@@ -112,7 +112,7 @@ export async function dispatchEvent(
       await startDeliveryWorkflow(temporal, { deliveryId, eventId: event.id, endpointId: endpoint._id });
     }),
   );
-  await Event.updateOne({ _id: event.id }, { $set: { dispatched_at: new Date() } });
+  await Event.updateOne({ _id: event.id }, { $set: { dispatched: true, dispatched_at: new Date() } });
   return targets.length;
 }
 
@@ -126,7 +126,7 @@ function fromDoc(e: EventDoc): DispatchableEvent {
  */
 export async function sweepUndispatchedEvents(temporal: TemporalContext, opts: { minAgeMs: number; batch: number }): Promise<number> {
   const cutoff = new Date(Date.now() - opts.minAgeMs);
-  const events = await Event.find({ dispatched_at: null, timestamp: { $lte: cutoff } })
+  const events = await Event.find({ dispatched: false, timestamp: { $lte: cutoff } })
     .sort({ timestamp: 1 })
     .limit(opts.batch)
     .lean<EventDoc[]>();
