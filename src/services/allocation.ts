@@ -19,12 +19,12 @@
  * customer (workflows/allocation.ts), so conflicts are rare.
  */
 import { createHash } from 'node:crypto';
-import { AllocationSlot, CryptoTransaction, CryptoTransactionDoc } from '../models/cryptoTransaction';
+import { AllocationSlot, AllocationSlotDoc, CryptoTransaction, CryptoTransactionDoc } from '../models/cryptoTransaction';
 import { isDuplicateKey } from '../models/errors';
 import { Invoice, InvoiceDoc, InvoiceStatus } from '../models/invoice';
 import { inScope, Scope } from '../models/scope';
 import { ApiError } from '../lib/errors';
-import { ID_PREFIX } from '../lib/ids';
+import { ID_PREFIX, randomHex } from '../lib/ids';
 import { allocatePayment, OpenInvoice } from '../crypto/allocation';
 import { Dec, usdValue } from '../crypto/amounts';
 import { sumAmounts, subtractAmounts, compareAmounts } from '../billing/money';
@@ -156,6 +156,8 @@ export async function allocateTransaction(txId: string, opts: { now?: Date; atte
       };
       const r = await applyCryptoAllocation(inv._id, entry, { amount_paid: inv.amount_paid ?? '0.00', status: inv.status });
       if (r.result === 'conflict') {
+        // Its next slot may be held by an allocation that died half-way: settled, so the next attempt goes through.
+        await settleStaleInvoiceSlot(inv._id);
         conflict = true;
         break;
       }
@@ -211,6 +213,159 @@ export async function scheduleAllocation(tx: CryptoTransactionDoc): Promise<void
   });
 }
 
+// ---- manual allocation ----------------------------------------------------------------------
+//
+// A manual allocation writes, in order: the transaction's slot `<tx>#<n>` (serializes writers of
+// its credit), the reservation on the transaction (entry pushed, credit taken), the invoice's
+// slot `<invoice>#<m>`, then the invoice. A failure between those writes is settled at once by
+// the request; one that killed the process is settled by the next writer that meets it, after
+// ORPHAN_AFTER_MS (so a request that is merely slow is never undone under it):
+// - an allocation whose invoice slot was taken is completed while the invoice is open (that slot
+//   is the invoice's next allocation and nobody else can write it);
+// - otherwise it is undone: the invoice slot freed first, then the reservation released.
+// Settling holds the transaction's next slot, so settlers and new reservations never overlap.
+
+/** A slot or reservation this old whose allocation never landed belongs to a request that died. */
+export const ORPHAN_AFTER_MS = 60_000;
+
+const isStale = (createdAt: Date | string, now = Date.now()) => now - new Date(createdAt).getTime() >= ORPHAN_AFTER_MS;
+
+const invoiceEntryOf = (txId: string, e: Entry): InvoiceCryptoAllocation => ({ id: e._id, transaction_id: txId, amount_applied: e.amount_applied, pays_in_full: e.pays_in_full, created_at: e.created_at });
+
+/**
+ * Takes the transaction's next slot for `slot.allocation_id`: an atomic insert, so two writers
+ * of its credit planned from the same state cannot both go on. Numbering follows the entries:
+ * a slot of a live entry (numbering shifted by an undone allocation) is stepped over, and a
+ * stale slot whose allocation never reached the transaction is removed. Null when another
+ * writer holds it.
+ */
+async function takeTransactionSlot(tx: CryptoTransactionDoc, slot: Omit<AllocationSlotDoc, '_id'>): Promise<string | null> {
+  const live = new Set((tx.allocations ?? []).map((a) => a._id));
+  let n = (tx.allocations ?? []).length;
+  for (let tries = 0; tries < live.size + 3; tries++) {
+    const id = `${tx._id}#${n}`;
+    try {
+      await AllocationSlot.create({ _id: id, ...slot });
+      return id;
+    } catch (err) {
+      if (!isDuplicateKey(err)) throw err;
+    }
+    const held = await AllocationSlot.findById(id).lean<AllocationSlotDoc>();
+    if (held && live.has(held.allocation_id)) n += 1;
+    else if (held && isStale(held.created_at)) await AllocationSlot.deleteOne({ _id: id });
+    else if (held) return null;
+  }
+  return null;
+}
+
+/** Removes the transaction slot that `allocationId` took, if any. */
+async function freeTransactionSlotOf(tx: CryptoTransactionDoc, allocationId: string): Promise<void> {
+  // Undone allocations shift numbering upwards a little; a slot missed here is removed once stale.
+  for (let n = 0; n <= (tx.allocations ?? []).length + 10; n++) {
+    const slot = await AllocationSlot.findById(`${tx._id}#${n}`).lean<AllocationSlotDoc>();
+    if (slot?.allocation_id === allocationId) {
+      await AllocationSlot.deleteOne({ _id: slot._id });
+      return;
+    }
+  }
+}
+
+/** Events of a manual allocation, keyed: recording them again writes nothing. */
+async function announceManualAllocation(tx: CryptoTransactionDoc, entry: Entry): Promise<void> {
+  const scope = scopeOfDoc(tx);
+  await recordEvent(scope, 'transaction_allocation.created', allocationEventPayload(tx, entry), { idempotencyKey: `transaction_allocation.created:${entry._id}` });
+  await recordEvent(scope, 'crypto_transaction.allocated', presentCryptoTransaction(tx), { idempotencyKey: `crypto_transaction.allocated:${tx._id}:${entry._id}` });
+}
+
+/**
+ * Completes or undoes a manual allocation reserved on its transaction (see above): 'applied' when
+ * the invoice already had it, 'completed' when it was applied now, 'undone', or 'pending' when
+ * another writer holds the transaction's next slot (settled on a later call). One settler at a
+ * time: it holds the transaction's next slot, as a reservation does, so neither a second settler
+ * nor a new reservation writes the transaction or that invoice slot meanwhile.
+ */
+async function settleManualAllocation(txId: string, entry: Entry): Promise<'applied' | 'completed' | 'undone' | 'pending'> {
+  const onInvoice = (inv: InvoiceDoc | null) => !!inv && cryptoAllocationsOf(inv).some((e) => e.id === entry._id);
+  // Once on the invoice it stays there: no need to hold anything to see it.
+  if (onInvoice(await Invoice.findById(entry.invoice_id).lean<InvoiceDoc>())) return 'applied';
+  const tx = await CryptoTransaction.findById(txId).lean<CryptoTransactionDoc>();
+  if (!tx) return 'undone';
+  if (!(tx.allocations ?? []).some((a) => a._id === entry._id)) {
+    // Never reserved (failed before its entry was written): only its transaction slot to free.
+    await freeTransactionSlotOf(tx, entry._id);
+    return 'undone';
+  }
+  const marker = await takeTransactionSlot(tx, { allocation_id: `settle:${entry._id}`, transaction_id: txId, invoice_id: entry.invoice_id, amount_applied: entry.amount_applied, pays_in_full: false, created_at: new Date() });
+  if (!marker) return 'pending';
+  try {
+    const invoice = await Invoice.findById(entry.invoice_id).lean<InvoiceDoc>();
+    if (onInvoice(invoice)) return 'applied';
+    if (invoice) {
+      const entries = cryptoAllocationsOf(invoice);
+      const slotId = `${invoice._id}#${entries.length}`;
+      const slot = await AllocationSlot.findById(slotId).lean<AllocationSlotDoc>();
+      if (slot?.allocation_id === entry._id) {
+        if (OPEN.includes(invoice.status)) {
+          const r = await applyCryptoAllocation(invoice._id, invoiceEntryOf(txId, entry), { amount_paid: invoice.amount_paid ?? '0.00', status: invoice.status });
+          if (r.result !== 'conflict') return 'completed';
+        }
+        // No longer open (or changed under it): free the invoice slot, then the reservation.
+        await AllocationSlot.deleteOne({ _id: slotId });
+      }
+    }
+    // The whole list is written (FerretDB v1's $pull matches whole values only); the marker keeps other writers out.
+    await CryptoTransaction.updateOne(
+      { _id: txId },
+      { $set: { unallocated_amount: sumAmounts([tx.unallocated_amount ?? '0.00', entry.amount_applied]), allocations: tx.allocations.filter((a) => a._id !== entry._id) } },
+    );
+    await freeTransactionSlotOf(tx, entry._id);
+    return 'undone';
+  } finally {
+    await AllocationSlot.deleteOne({ _id: marker });
+  }
+}
+
+/** Manual entries (made after automatic allocation finished) old enough to be settled if they never reached their invoice. */
+function staleManualEntries(tx: CryptoTransactionDoc): Entry[] {
+  const after = tx.allocated_at ? new Date(tx.allocated_at).getTime() : Infinity;
+  return (tx.allocations ?? []).filter((e) => new Date(e.created_at).getTime() > after && isStale(e.created_at)).map((e) => ({ ...e, pays_in_full: !!e.pays_in_full }));
+}
+
+/** Settles the manual allocations of `tx` that have been reserved for too long without reaching their invoice. */
+async function settleStaleReservations(tx: CryptoTransactionDoc): Promise<void> {
+  for (const entry of staleManualEntries(tx)) {
+    const settled = await settleManualAllocation(tx._id, entry);
+    if (settled === 'completed') {
+      const fresh = await CryptoTransaction.findById(tx._id).lean<CryptoTransactionDoc>();
+      if (fresh) await announceManualAllocation(fresh, entry);
+    }
+  }
+}
+
+/**
+ * Frees the invoice's next slot when it is stale and its allocation never reached the invoice:
+ * a manual allocation is settled (completed or undone); any other (an automatic allocation
+ * whose attempt died; its retry plans again) is undone by removing the slot.
+ */
+export async function settleStaleInvoiceSlot(invoiceId: string): Promise<void> {
+  const invoice = await Invoice.findById(invoiceId).lean<InvoiceDoc>();
+  if (!invoice) return;
+  const entries = cryptoAllocationsOf(invoice);
+  const slot = await AllocationSlot.findById(`${invoiceId}#${entries.length}`).lean<AllocationSlotDoc>();
+  if (!slot || entries.some((e) => e.id === slot.allocation_id) || !isStale(slot.created_at)) return;
+  const tx = await CryptoTransaction.findById(slot.transaction_id).lean<CryptoTransactionDoc>();
+  const reserved = tx?.allocations?.find((a) => a._id === slot.allocation_id);
+  if (tx && reserved) {
+    const entry: Entry = { ...reserved, pays_in_full: !!reserved.pays_in_full };
+    if ((await settleManualAllocation(tx._id, entry)) === 'completed') {
+      const fresh = await CryptoTransaction.findById(tx._id).lean<CryptoTransactionDoc>();
+      if (fresh) await announceManualAllocation(fresh, entry);
+    }
+    return;
+  }
+  await AllocationSlot.deleteOne({ _id: slot._id });
+}
+
 /** Manual allocation (`POST /v1/crypto_transactions/:id/allocations`). */
 export async function allocateManually(
   scope: Scope,
@@ -232,6 +387,12 @@ export async function allocateManually(
     tx = (await CryptoTransaction.findById(tx._id).lean<CryptoTransactionDoc>())!;
     invoice = await loadInvoice();
     if (!OPEN.includes(invoice.status)) throw ApiError.invalid('Invoice is not open (pending or overdue)', 'invoice_id');
+  } else if (staleManualEntries(tx).length > 0) {
+    // An earlier manual allocation of this transaction may have died half-way: settle it first.
+    await settleStaleReservations(tx);
+    tx = (await CryptoTransaction.findById(tx._id).lean<CryptoTransactionDoc>())!;
+    invoice = await loadInvoice();
+    if (!OPEN.includes(invoice.status)) throw ApiError.invalid('Invoice is not open (pending or overdue)', 'invoice_id');
   }
   const available = tx.unallocated_amount ?? '0.00';
   const balance = balanceOf(invoice);
@@ -250,34 +411,41 @@ export async function allocateManually(
   const margin = new Dec(invoice.total_amount).times(slippage);
   const paysInFull = new Dec(balance).minus(amount).lte(margin);
   const now = new Date();
-  const entry: Entry = { _id: allocationIdFor(tx._id, invoice._id, 'manual', String(tx.allocations.length)), invoice_id: invoice._id, amount_applied: amount, pays_in_full: paysInFull, created_at: now };
+  // Random part: an undone allocation's id is never reused by the next one.
+  const entry: Entry = { _id: allocationIdFor(tx._id, invoice._id, 'manual', randomHex(12)), invoice_id: invoice._id, amount_applied: amount, pays_in_full: paysInFull, created_at: now };
 
-  // Reserve on the transaction first: slot `<tx>#<n>` by an atomic insert (see AllocationSlot), then the invoice.
-  const txSlot = `${tx._id}#${tx.allocations.length}`;
+  // Reserve on the transaction first (its slot, then the entry and the credit), then the invoice.
+  const txSlot = await takeTransactionSlot(tx, { allocation_id: entry._id, transaction_id: tx._id, invoice_id: invoice._id, amount_applied: amount, pays_in_full: paysInFull, created_at: now });
+  if (!txSlot) throw ApiError.conflict('allocation_conflict', 'The transaction changed while allocating; retry', 'id');
+  let reserved: CryptoTransactionDoc | null;
+  let result: 'applied' | 'already_applied' | 'conflict';
   try {
-    await AllocationSlot.create({ _id: txSlot, allocation_id: entry._id, transaction_id: tx._id, invoice_id: invoice._id, amount_applied: amount, pays_in_full: paysInFull, created_at: now });
+    reserved = await CryptoTransaction.findOneAndUpdate(
+      { _id: tx._id },
+      { $set: { unallocated_amount: subtractAmounts(available, amount) }, $push: { allocations: entry } },
+      { returnDocument: 'after' },
+    ).lean<CryptoTransactionDoc>();
+    if (!reserved) {
+      await AllocationSlot.deleteOne({ _id: txSlot });
+      throw ApiError.notFound('Crypto transaction not found', 'id');
+    }
+    result = (await applyCryptoAllocation(invoice._id, invoiceEntryOf(tx._id, entry), { amount_paid: invoice.amount_paid ?? '0.00', status: invoice.status })).result;
   } catch (err) {
-    if (isDuplicateKey(err)) throw ApiError.conflict('allocation_conflict', 'The transaction changed while allocating; retry', 'id');
-    throw err;
+    if (err instanceof ApiError) throw err;
+    // Failed half-way (the database): complete or undo now, so nothing is left blocking the invoice.
+    const settled = await settleManualAllocation(tx._id, entry).catch(() => 'pending' as const);
+    if (settled !== 'completed' && settled !== 'applied') throw err;
+    // Applied before the failure: what followed the write (its `invoice.paid`) may not have happened.
+    if (settled === 'applied' && paysInFull) await ensureInvoicePaidEvent(invoice._id, entry._id);
+    reserved = await CryptoTransaction.findById(tx._id).lean<CryptoTransactionDoc>();
+    result = 'applied';
   }
-  const reserved = await CryptoTransaction.findOneAndUpdate(
-    { _id: tx._id },
-    { $set: { unallocated_amount: subtractAmounts(available, amount) }, $push: { allocations: entry } },
-    { returnDocument: 'after' },
-  ).lean<CryptoTransactionDoc>();
-  if (!reserved) throw ApiError.notFound('Crypto transaction not found', 'id');
-  const r = await applyCryptoAllocation(
-    invoice._id,
-    { id: entry._id, transaction_id: tx._id, amount_applied: amount, pays_in_full: paysInFull, created_at: now },
-    { amount_paid: invoice.amount_paid ?? '0.00', status: invoice.status },
-  );
-  if (r.result === 'conflict') {
-    await CryptoTransaction.updateOne({ _id: tx._id }, { $set: { unallocated_amount: available }, $pull: { allocations: { _id: entry._id } } });
-    await AllocationSlot.deleteOne({ _id: txSlot });
+  if (result === 'conflict') {
+    await settleManualAllocation(tx._id, entry);
+    // The invoice's next slot may be held by an allocation that died: settled here, so a retry goes through.
+    await settleStaleInvoiceSlot(invoice._id);
     throw ApiError.conflict('allocation_conflict', 'The invoice changed while allocating; retry', 'invoice_id');
   }
-  await recordEvent(scope, 'transaction_allocation.created', allocationEventPayload(reserved, entry), { idempotencyKey: `transaction_allocation.created:${entry._id}` });
-  await recordEvent(scope, 'crypto_transaction.allocated', presentCryptoTransaction(reserved), { idempotencyKey: `crypto_transaction.allocated:${tx._id}:${entry._id}` });
-  return reserved;
+  await announceManualAllocation(reserved!, entry);
+  return reserved!;
 }
-

@@ -3,7 +3,9 @@ import { newAccount, startTestApi, TestApi } from '../support/api';
 import { Event } from '../../src/models/event';
 import { BTC_P2PKH, BTC_BECH32, ETH_EIP55, ETH_EIP55_2, customerWithWallet, invoiceOf, txHash } from '../crypto/helpers';
 import { FixedRateOracle, PriceOracle, setPriceOracle, PriceUnavailableError } from '../../src/services/priceOracle';
-import { allocateTransaction } from '../../src/services/allocation';
+import { allocateTransaction, ORPHAN_AFTER_MS } from '../../src/services/allocation';
+import { Invoice } from '../../src/models/invoice';
+import { AllocationSlot, CryptoTransaction, CryptoTransactionDoc } from '../../src/models/cryptoTransaction';
 
 useTestDatabase();
 let api: TestApi;
@@ -159,6 +161,87 @@ describe('crypto transactions', () => {
     // Allocated now: a third entry is refused and changes nothing.
     expect((await a.api.post('/v1/crypto_transactions', body)).status).toBe(422);
     expect(await eventsOf('crypto_transaction.allocated', first.body.id)).toHaveLength(1);
+  });
+
+  it('a manual allocation failing half-way never blocks the invoice: completed or undone in the request, or after a crash by the next allocation', async () => {
+    const { a, customer, btc } = await setup();
+    // 0.004 BTC = 200.00 USD with no open invoice: all credit.
+    const tx1 = (await a.api.post('/v1/crypto_transactions', { to_address_id: btc.id, amount: '0.004', currency_code: 'BTC', transaction_id: txHash() })).body;
+    const invoice = await invoiceOf(a.api, customer.id, '100.00', '2027-01-01');
+    const allocate = (amount: string) => a.api.post(`/v1/crypto_transactions/${tx1.id}/allocations`, { invoice_id: invoice.id, amount_applied: amount });
+    const txNow = async () => (await a.api.get(`/v1/crypto_transactions/${tx1.id}`)).body;
+    const invoiceNow = async () => (await a.api.get(`/v1/invoices/${invoice.id}`)).body;
+    const realInvoiceUpdate = Invoice.findOneAndUpdate.bind(Invoice);
+    const realTxUpdate = CryptoTransaction.findOneAndUpdate.bind(CryptoTransaction);
+    /** Makes the invoice write of an allocation (after its slot is taken) fail `times` times. */
+    const failInvoiceWrites = (times: number) => {
+      let left = times;
+      return jest.spyOn(Invoice, 'findOneAndUpdate').mockImplementation(((f: any, u: any, o: any) => {
+        if (u?.$push?.crypto_allocations && left-- > 0) throw new Error('connection reset');
+        return realInvoiceUpdate(f, u, o);
+      }) as never);
+    };
+
+    // The invoice write fails once: the request completes it (its slot is the invoice's) and answers 201.
+    let spy = failInvoiceWrites(1);
+    try {
+      expect((await allocate('30.00')).status).toBe(201);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(await invoiceNow()).toMatchObject({ amount_paid: '30.00', status: 'pending' });
+    expect(await txNow()).toMatchObject({ unallocated_amount: '170.00' });
+
+    // The reservation write fails: the request undoes what it took and answers 500; nothing is left behind.
+    const txSpy = jest.spyOn(CryptoTransaction, 'findOneAndUpdate').mockImplementation(((f: any, u: any, o: any) => {
+      if (u?.$push?.allocations) throw new Error('connection reset');
+      return realTxUpdate(f, u, o);
+    }) as never);
+    try {
+      expect((await allocate('5.00')).status).toBe(500);
+    } finally {
+      txSpy.mockRestore();
+    }
+    expect(await txNow()).toMatchObject({ unallocated_amount: '170.00', allocations: [expect.objectContaining({ amount_applied: '30.00' })] });
+
+    // The invoice keeps failing (as if the process died after taking the invoice's slot): 500, slot and reservation left.
+    spy = failInvoiceWrites(100);
+    try {
+      expect((await allocate('20.00')).status).toBe(500);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(await invoiceNow()).toMatchObject({ amount_paid: '30.00' });
+    // Within a minute it may still be in progress: a conflict, not a takeover.
+    expect((await allocate('10.00')).body.error.code).toBe('allocation_conflict');
+    expect(await txNow()).toMatchObject({ unallocated_amount: '150.00' });
+    // A minute later the next allocation to the invoice completes it first, then goes through.
+    const stale = new Date(Date.now() - ORPHAN_AFTER_MS - 1000);
+    const doc = (await CryptoTransaction.findById(tx1.id).lean<CryptoTransactionDoc>())!;
+    const orphan = doc.allocations.at(-1)!;
+    expect(orphan.amount_applied).toBe('20.00');
+    const earlier = (ms: number) => new Date(stale.getTime() - ms);
+    await CryptoTransaction.updateOne({ _id: tx1.id }, { $set: { allocated_at: earlier(10_000), allocations: doc.allocations.map((e) => ({ ...e, created_at: e._id === orphan._id ? stale : earlier(5_000) })) } });
+    await AllocationSlot.updateOne({ _id: `${invoice.id}#1` }, { $set: { created_at: stale } });
+    // Two at once: one settles the orphan (completes it, once), the other waits its turn or answers 409.
+    const both = await Promise.all([allocate('10.00'), allocate('10.00')]);
+    expect(both.every((r) => r.status === 201 || (r.status === 409 && r.body.error.code === 'allocation_conflict'))).toBe(true);
+    let made = both.filter((r) => r.status === 201).length;
+    for (let i = 0; made < 2 && i < 5; i++) if ((await allocate('10.00')).status === 201) made += 1;
+    expect(made).toBe(2);
+    const after = await txNow();
+    expect(after.allocations.map((e: any) => e.amount_applied)).toEqual(['30.00', '20.00', '10.00', '10.00']);
+    expect(after.unallocated_amount).toBe('130.00');
+    const paid = (await Invoice.findById(invoice.id).lean())! as any;
+    expect(paid.amount_paid).toBe('70.00');
+    // Every allocation is on the invoice exactly once, and nothing else is.
+    expect(paid.crypto_allocations.map((e: any) => e.id).sort()).toEqual(after.allocations.map((e: any) => e.id).sort());
+    expect(await Event.countDocuments({ event: 'transaction_allocation.created', 'payload.id': orphan._id })).toBe(1);
+    expect(await Event.countDocuments({ event: 'transaction_allocation.created', 'payload.crypto_transaction_id': tx1.id })).toBe(4);
+    // The automatic allocation of a later payment is not blocked either: 0.001 BTC = 50.00 pays the rest (30.00).
+    const tx2 = (await a.api.post('/v1/crypto_transactions', { to_address_id: btc.id, amount: '0.001', currency_code: 'BTC', transaction_id: txHash() })).body;
+    expect((await a.api.get(`/v1/crypto_transactions/${tx2.id}`)).body).toMatchObject({ unallocated_amount: '20.00', allocations: [expect.objectContaining({ invoice_id: invoice.id, amount_applied: '30.00' })] });
+    expect(await invoiceNow()).toMatchObject({ amount_paid: '100.00', status: 'paid' });
   });
 
   it('lists by timestamp desc and is a 404 from another account or the sandbox, for every route', async () => {

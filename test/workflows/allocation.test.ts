@@ -6,8 +6,8 @@ import { createTestWorker, keepHistory, replay } from '../support/workflows';
 import { workflowIds } from '../../src/temporal/workflowIds';
 import { Event } from '../../src/models/event';
 import { Invoice, InvoiceDoc } from '../../src/models/invoice';
-import { CryptoTransaction, CryptoTransactionDoc } from '../../src/models/cryptoTransaction';
-import { allocateTransaction } from '../../src/services/allocation';
+import { AllocationSlot, CryptoTransaction, CryptoTransactionDoc } from '../../src/models/cryptoTransaction';
+import { allocateTransaction, ORPHAN_AFTER_MS } from '../../src/services/allocation';
 import { FixedRateOracle, PriceUnavailableError, setPriceOracle } from '../../src/services/priceOracle';
 import { sumAmounts, compareAmounts } from '../../src/billing/money';
 import { BTC_BECH32, customerWithWallet, invoiceOf, txHash } from '../crypto/helpers';
@@ -120,6 +120,45 @@ describe('allocation workflow', () => {
     } finally {
       setPriceOracle(prev, false);
     }
+  });
+});
+
+describe('a manual allocation that died half-way', () => {
+  it('does not block the customer\'s allocation workflow: its invoice slot is completed once stale, then the payment allocates', async () => {
+    const worker = await createTestWorker(env, taskQueue);
+    await worker.runUntil(async () => {
+      const { a, customer, btc, handle } = await setup();
+      // 0.004 BTC = 200.00 USD, no invoice yet: all credit.
+      const credit = (await a.api.post('/v1/crypto_transactions', { to_address_id: btc.id, amount: '0.004', currency_code: 'BTC', transaction_id: txHash() })).body;
+      await handle().result();
+      // Due far ahead of the test server's clock, so its overdue timer does not change the invoice under the test.
+      const invoice = await invoiceOf(a.api, customer.id, '100.00', '2999-01-01');
+      // Every invoice write fails during this allocation (and its own attempt to finish): the process "dies" after the slot insert.
+      const real = Invoice.findOneAndUpdate.bind(Invoice);
+      const spy = jest.spyOn(Invoice, 'findOneAndUpdate').mockImplementation(((f: any, u: any, o: any) => {
+        if (u?.$push?.crypto_allocations) throw new Error('connection reset');
+        return real(f, u, o);
+      }) as never);
+      try {
+        expect((await a.api.post(`/v1/crypto_transactions/${credit.id}/allocations`, { invoice_id: invoice.id, amount_applied: '40.00' })).status).toBe(500);
+      } finally {
+        spy.mockRestore();
+      }
+      expect(await AllocationSlot.findById(`${invoice.id}#0`).lean()).toBeTruthy();
+      // A minute later (the slot's writer is dead, not slow), a new payment of the customer arrives.
+      const stale = new Date(Date.now() - ORPHAN_AFTER_MS - 1000);
+      const doc = (await CryptoTransaction.findById(credit.id).lean<CryptoTransactionDoc>())!;
+      await CryptoTransaction.updateOne({ _id: credit.id }, { $set: { allocated_at: new Date(stale.getTime() - 1000), allocations: doc.allocations.map((e) => ({ ...e, created_at: stale })) } });
+      await AllocationSlot.updateOne({ _id: `${invoice.id}#0` }, { $set: { created_at: stale } });
+      const payment = (await a.api.post('/v1/crypto_transactions', { to_address_id: btc.id, amount: '0.001', currency_code: 'BTC', transaction_id: txHash() })).body;
+      const finished = await Promise.race([handle().result().then(() => 'finished'), new Promise((r) => setTimeout(() => r('still retrying'), 30_000))]);
+      expect(finished).toBe('finished');
+      // The orphaned 40.00 was completed, then the payment's 50.00 applied: 90.00 of 100.00.
+      expect((await a.api.get(`/v1/invoices/${invoice.id}`)).body).toMatchObject({ status: 'pending', amount_paid: '90.00' });
+      expect((await a.api.get(`/v1/crypto_transactions/${credit.id}`)).body).toMatchObject({ unallocated_amount: '160.00', allocations: [expect.objectContaining({ amount_applied: '40.00' })] });
+      expect((await a.api.get(`/v1/crypto_transactions/${payment.id}`)).body).toMatchObject({ unallocated_amount: '0.00', allocations: [expect.objectContaining({ amount_applied: '50.00' })] });
+      expect(await checkNoOverApply(customer.id)).toBe('90.00');
+    });
   });
 });
 
