@@ -15,6 +15,7 @@ import { CryptoCurrency, isSupportedCurrency, validateAddress } from '../crypto/
 import { presentCryptoAddress } from '../presenters/cryptoAddress';
 import { recordEvent } from './events';
 import { listPage } from './listing';
+import { findIn } from '../models/pushdown';
 
 export interface CryptoAddressInput {
   wallet_id: string;
@@ -90,6 +91,6 @@ export async function deleteCryptoAddress(scope: Scope, id: string): Promise<voi
 /** The customer wallet delete path (wallets.ts): every address of those wallets, with its claims and transactions. */
 export async function removeAddressesOfWallets(scope: Scope, walletIds: string[]): Promise<void> {
   if (walletIds.length === 0) return;
-  const addresses = await CryptoAddress.find({ wallet_id: { $in: walletIds } }).lean<CryptoAddressDoc[]>();
+  const addresses = await findIn<CryptoAddressDoc>(CryptoAddress, 'wallet_id', walletIds);
   await removeAddresses(scope, addresses.filter((a) => a.account_id === scope.accountId && (a.sandbox ?? null) === scope.sandbox));
 }

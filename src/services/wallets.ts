@@ -1,6 +1,7 @@
 import { Wallet, WalletDoc } from '../models/wallet';
 import { CryptoAddress, CryptoAddressDoc } from '../models/cryptoAddress';
 import { Scope, scopeFilter, findInScope } from '../models/scope';
+import { findIn } from '../models/pushdown';
 import { newId, ID_PREFIX } from '../lib/ids';
 import { ApiError } from '../lib/errors';
 import { presentWallet } from '../presenters/wallet';
@@ -15,8 +16,12 @@ export async function createWallet(scope: Scope, ownerType: 'account' | 'custome
   return wallet;
 }
 
+/** created_at desc, then id desc: the order of every list. */
+const newestFirst = (a: CryptoAddressDoc, b: CryptoAddressDoc) =>
+  new Date(b.created_at).getTime() - new Date(a.created_at).getTime() || (a._id < b._id ? 1 : a._id > b._id ? -1 : 0);
+
 async function addressesByWallet(walletIds: string[]): Promise<Map<string, CryptoAddressDoc[]>> {
-  const addresses = await CryptoAddress.find({ wallet_id: { $in: walletIds } }).sort({ created_at: -1, _id: -1 }).lean<CryptoAddressDoc[]>();
+  const addresses = (await findIn<CryptoAddressDoc>(CryptoAddress, 'wallet_id', walletIds)).sort(newestFirst);
   const byWallet = new Map<string, CryptoAddressDoc[]>();
   for (const a of addresses) {
     const list = byWallet.get(a.wallet_id) ?? [];
