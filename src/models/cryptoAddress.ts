@@ -1,9 +1,11 @@
 import { Schema, model, InferSchemaType } from 'mongoose';
 import { scopedFields, timestamps } from './scope';
+import { listSlotFields, indexListSlots } from './listCounter';
 
 const cryptoAddressSchema = new Schema(
   {
     ...scopedFields,
+    ...listSlotFields,
     wallet_id: { type: String, required: true },
     currency: { type: String, enum: ['BTC', 'ETH'], required: true },
     address: { type: String, required: true },
@@ -14,6 +16,8 @@ const cryptoAddressSchema = new Schema(
 );
 cryptoAddressSchema.index({ account_id: 1, sandbox: 1, currency: 1, address_key: 1 }, { unique: true });
 cryptoAddressSchema.index({ account_id: 1, sandbox: 1, created_at: -1, _id: -1 });
+// The buckets of its list (src/services/listing.ts).
+indexListSlots(cryptoAddressSchema);
 cryptoAddressSchema.index({ wallet_id: 1 });
 // The chain watcher matches a payment to the addresses holding it (currency + address_key).
 cryptoAddressSchema.index({ address_key: 1 });

@@ -1,5 +1,6 @@
 import { Schema, model, InferSchemaType } from 'mongoose';
 import { scopedFields, timestamps } from './scope';
+import { listSlotFields, indexListSlots } from './listCounter';
 
 export const INVOICE_STATUSES = ['pending', 'paid', 'overdue', 'canceled'] as const;
 export type InvoiceStatus = (typeof INVOICE_STATUSES)[number];
@@ -22,6 +23,7 @@ const lineItemSchema = new Schema(
 const invoiceSchema = new Schema(
   {
     ...scopedFields,
+    ...listSlotFields,
     customer_id: { type: String, required: true },
     subscription_id: { type: String, default: null },
     status: { type: String, enum: INVOICE_STATUSES, required: true },
@@ -44,6 +46,8 @@ const invoiceSchema = new Schema(
 );
 invoiceSchema.index({ billing_key: 1 }, { unique: true });
 invoiceSchema.index({ account_id: 1, sandbox: 1, created_at: -1, _id: -1 });
+// The buckets of its list (src/services/listing.ts).
+indexListSlots(invoiceSchema);
 invoiceSchema.index({ customer_id: 1, status: 1 });
 invoiceSchema.index({ subscription_id: 1 });
 

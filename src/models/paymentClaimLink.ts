@@ -1,5 +1,6 @@
 import { Schema, model, InferSchemaType } from 'mongoose';
 import { scopedFields, timestamps } from './scope';
+import { listSlotFields, indexListSlots } from './listCounter';
 
 export const LINK_STATUSES = ['active', 'used', 'expired'] as const;
 export type LinkStatus = (typeof LINK_STATUSES)[number];
@@ -7,6 +8,7 @@ export type LinkStatus = (typeof LINK_STATUSES)[number];
 const paymentClaimLinkSchema = new Schema(
   {
     ...scopedFields,
+    ...listSlotFields,
     customer_id: { type: String, required: true },
     status: { type: String, enum: LINK_STATUSES, required: true },
     /** 43 URL-safe characters (32 random bytes); the public handle, never the id. */
@@ -22,6 +24,8 @@ const paymentClaimLinkSchema = new Schema(
   { timestamps, versionKey: false },
 );
 paymentClaimLinkSchema.index({ account_id: 1, sandbox: 1, created_at: -1, _id: -1 });
+// The buckets of its list (src/services/listing.ts).
+indexListSlots(paymentClaimLinkSchema);
 // The links of a customer (customer delete).
 paymentClaimLinkSchema.index({ customer_id: 1 });
 

@@ -1,9 +1,11 @@
 import { Schema, model, InferSchemaType } from 'mongoose';
 import { scopedFields, timestamps } from './scope';
+import { listSlotFields, indexListSlots } from './listCounter';
 
 const priceSchema = new Schema(
   {
     ...scopedFields,
+    ...listSlotFields,
     product_id: { type: String, required: true },
     /** Integer cents. */
     amount: { type: Number, required: true },
@@ -18,6 +20,8 @@ const priceSchema = new Schema(
   { timestamps, versionKey: false },
 );
 priceSchema.index({ account_id: 1, sandbox: 1, created_at: -1, _id: -1 });
+// The buckets of its list (src/services/listing.ts).
+indexListSlots(priceSchema);
 priceSchema.index({ product_id: 1 });
 
 export type PriceDoc = InferSchemaType<typeof priceSchema> & { _id: string; created_at: Date; updated_at: Date };

@@ -1,5 +1,6 @@
 import { Schema, model, InferSchemaType } from 'mongoose';
 import { scopedFields, timestamps } from './scope';
+import { listSlotFields, indexListSlots } from './listCounter';
 
 export const PRORATION_BEHAVIORS = ['create_prorations', 'always_invoice', 'none'] as const;
 export const SUBSCRIPTION_STATUSES = ['scheduled', 'active', 'canceled', 'ended'] as const;
@@ -36,6 +37,7 @@ const phaseSchema = new Schema(
 const subscriptionSchema = new Schema(
   {
     ...scopedFields,
+    ...listSlotFields,
     customer_id: { type: String, required: true },
     proration_behavior: { type: String, enum: PRORATION_BEHAVIORS, required: true },
     billing_cycle_anchor: { type: Date, default: null },
@@ -49,6 +51,8 @@ const subscriptionSchema = new Schema(
   { timestamps, versionKey: false },
 );
 subscriptionSchema.index({ account_id: 1, sandbox: 1, created_at: -1, _id: -1 });
+// The buckets of its list (src/services/listing.ts).
+indexListSlots(subscriptionSchema);
 subscriptionSchema.index({ customer_id: 1 });
 subscriptionSchema.index({ 'phases.items.price_id': 1 });
 

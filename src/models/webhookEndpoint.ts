@@ -1,5 +1,6 @@
 import { Schema, model, InferSchemaType } from 'mongoose';
 import { scopedFields, timestamps } from './scope';
+import { listSlotFields, indexListSlots } from './listCounter';
 
 /**
  * A merchant's webhook endpoint. The signing secret is kept in clear because every delivery
@@ -8,6 +9,7 @@ import { scopedFields, timestamps } from './scope';
 const webhookEndpointSchema = new Schema(
   {
     ...scopedFields,
+    ...listSlotFields,
     url: { type: String, required: true },
     description: { type: String, default: null },
     enabled: { type: Boolean, default: true },
@@ -20,6 +22,8 @@ const webhookEndpointSchema = new Schema(
   { timestamps, versionKey: false, minimize: false },
 );
 webhookEndpointSchema.index({ account_id: 1, sandbox: 1, created_at: -1, _id: -1 });
+// The buckets of its list (src/services/listing.ts).
+indexListSlots(webhookEndpointSchema);
 
 export type WebhookEndpointDoc = InferSchemaType<typeof webhookEndpointSchema> & {
   _id: string;

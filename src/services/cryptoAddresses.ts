@@ -14,7 +14,7 @@ import { ApiError } from '../lib/errors';
 import { CryptoCurrency, isSupportedCurrency, validateAddress } from '../crypto/addresses';
 import { presentCryptoAddress } from '../presenters/cryptoAddress';
 import { recordEvent } from './events';
-import { listPage } from './listing';
+import { createListed, listScopePage, recountListSlots } from './listing';
 import { findIn } from '../models/pushdown';
 
 export interface CryptoAddressInput {
@@ -47,7 +47,7 @@ export async function createCryptoAddress(scope: Scope, input: CryptoAddressInpu
   let doc: CryptoAddressDoc;
   try {
     doc = (
-      await CryptoAddress.create({
+      await createListed(CryptoAddress, scope, {
         _id: newId(ID_PREFIX.cryptoAddress),
         ...scopeFilter(scope),
         wallet_id: wallet._id,
@@ -70,7 +70,7 @@ export async function getCryptoAddress(scope: Scope, id: string) {
 }
 
 export async function listCryptoAddresses(scope: Scope, page: number) {
-  const { items, pagination } = await listPage<CryptoAddressDoc>(CryptoAddress, scopeFilter(scope), page);
+  const { items, pagination } = await listScopePage<CryptoAddressDoc>(CryptoAddress, scope, page);
   return { crypto_addresses: items.map(presentCryptoAddress), pagination };
 }
 
@@ -80,6 +80,7 @@ export async function removeAddresses(scope: Scope, addresses: CryptoAddressDoc[
     await PaymentClaim.deleteMany({ to_address_id: address._id });
     await CryptoTransaction.deleteMany({ to_address_id: address._id });
     await CryptoAddress.deleteOne({ _id: address._id });
+    await recountListSlots(CryptoAddress, [address]);
     await recordEvent(scope, 'crypto_address.deleted', presentCryptoAddress(address));
   }
 }

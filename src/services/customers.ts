@@ -8,7 +8,7 @@ import { recordEvent } from './events';
 import { createWallet, deleteCustomerWallet } from './wallets';
 import { deleteCustomerPaymentClaimLinks } from './paymentClaimLinks';
 import { normalizeEmail, optionalText } from './validate';
-import { listPage } from './listing';
+import { createListed, listScopePage, recountListSlots } from './listing';
 
 export interface CustomerInput {
   email?: string;
@@ -38,7 +38,7 @@ export async function createCustomer(scope: Scope, input: Required<Pick<Customer
   };
   let customer: CustomerDoc;
   try {
-    customer = (await Customer.create(doc)).toObject() as CustomerDoc;
+    customer = (await createListed(Customer, scope, doc)).toObject() as CustomerDoc;
   } catch (err) {
     if (isDuplicateKey(err)) throw emailTaken();
     throw err;
@@ -48,6 +48,7 @@ export async function createCustomer(scope: Scope, input: Required<Pick<Customer
   } catch (err) {
     // No customer without a wallet: undo the insert so a retry starts clean.
     await Customer.deleteOne({ _id: customer._id });
+    await recountListSlots(Customer, [customer]);
     throw err;
   }
   await recordEvent(scope, 'customer.created', eventPayload(customer));
@@ -59,7 +60,7 @@ export async function getCustomer(scope: Scope, id: string) {
 }
 
 export async function listCustomers(scope: Scope, page: number) {
-  const { items, pagination } = await listPage<CustomerDoc>(Customer, scopeFilter(scope), page);
+  const { items, pagination } = await listScopePage<CustomerDoc>(Customer, scope, page);
   return { customers: items.map(presentCustomer), pagination };
 }
 
@@ -85,6 +86,7 @@ export async function deleteCustomer(scope: Scope, id: string): Promise<void> {
   await findCustomer(scope, id);
   const customer = await Customer.findByIdAndDelete(id).lean<CustomerDoc>();
   if (!customer) throw ApiError.notFound('Customer not found', 'id');
+  await recountListSlots(Customer, [customer]);
   await deleteCustomerWallet(scope, id);
   // Its payment claim links too: none stays usable at /pay/<secret> for a deleted customer.
   await deleteCustomerPaymentClaimLinks(scope, id);

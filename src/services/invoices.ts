@@ -15,7 +15,7 @@ import { isCalendarDate } from '../billing/dueDate';
 import { invoiceEventPayload, presentInvoice } from '../presenters/invoice';
 import { recordEvent } from './events';
 import { findCustomer } from './customers';
-import { listPage } from './listing';
+import { createListed, listPage, listScopePage, recountListSlots } from './listing';
 import { closeDueWatch, watchDueDate } from './invoiceDueWatch';
 
 export interface LineItemInput {
@@ -90,7 +90,7 @@ export async function createInvoice(scope: Scope, input: InvoiceInput) {
   const lines = await buildLineItems(scope, input.line_items ?? []);
   const id = newId(ID_PREFIX.invoice);
   const invoice = (
-    await Invoice.create({
+    await createListed(Invoice, scope, {
       _id: id,
       ...scopeFilter(scope),
       customer_id: input.customer_id,
@@ -112,7 +112,9 @@ export async function getInvoice(scope: Scope, id: string) {
 }
 
 export async function listInvoices(scope: Scope, page: number, filter: { customer_id?: string; status?: InvoiceStatus; subscription_id?: string } = {}) {
-  const { items, pagination } = await listPage<InvoiceDoc>(Invoice, { ...scopeFilter(scope), ...filter }, page);
+  // Filtered lists take the general path; the whole scope reads only the buckets of the page.
+  const filtered = Object.values(filter).some((v) => v !== undefined);
+  const { items, pagination } = filtered ? await listPage<InvoiceDoc>(Invoice, { ...scopeFilter(scope), ...filter }, page) : await listScopePage<InvoiceDoc>(Invoice, scope, page);
   return { invoices: items.map(presentInvoice), pagination };
 }
 
@@ -135,8 +137,9 @@ export async function updateInvoice(scope: Scope, id: string, input: { status?: 
 }
 
 export async function deleteInvoice(scope: Scope, id: string): Promise<void> {
-  await findInvoice(scope, id);
+  const invoice = await findInvoice(scope, id);
   await Invoice.deleteOne({ _id: id });
+  await recountListSlots(Invoice, [invoice]);
   await closeDueWatch(id);
 }
 

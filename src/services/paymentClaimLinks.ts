@@ -23,7 +23,7 @@ import { centsToAmount, sumAmounts, subtractAmounts } from '../billing/money';
 import { presentPaymentClaimLink, linkUsable, effectiveLinkStatus } from '../presenters/paymentClaimLink';
 import { presentPaymentClaim } from '../presenters/paymentClaim';
 import { recordEvent } from './events';
-import { listPage } from './listing';
+import { createListed, listScopePage, recountListSlots } from './listing';
 import { findCustomer } from './customers';
 import { getPriceOracle } from './priceOracle';
 import { getTemporal, hasTemporal } from '../temporal/context';
@@ -181,7 +181,7 @@ export async function createPaymentClaimLink(scope: Scope, input: PaymentClaimLi
   const id = newId(ID_PREFIX.paymentClaimLink);
   await PaymentClaimLinkSecret.create({ _id: secretKey(secret), link_id: id });
   const link = (
-    await PaymentClaimLink.create({
+    await createListed(PaymentClaimLink, scope, {
       _id: id,
       ...scopeFilter(scope),
       customer_id: input.customer_id,
@@ -203,7 +203,7 @@ export async function getPaymentClaimLink(scope: Scope, id: string) {
 }
 
 export async function listPaymentClaimLinks(scope: Scope, page: number) {
-  const { items, pagination } = await listPage<PaymentClaimLinkDoc>(PaymentClaimLink, scopeFilter(scope), page);
+  const { items, pagination } = await listScopePage<PaymentClaimLinkDoc>(PaymentClaimLink, scope, page);
   return { payment_claim_links: items.map(present), pagination };
 }
 
@@ -211,6 +211,7 @@ export async function listPaymentClaimLinks(scope: Scope, page: number) {
 async function removeLink(link: PaymentClaimLinkDoc): Promise<void> {
   await PaymentClaimLinkSecret.deleteOne({ _id: secretKey(link.secret) });
   await PaymentClaimLink.deleteOne({ _id: link._id });
+  await recountListSlots(PaymentClaimLink, [link]);
   await closeLinkWorkflow(link._id);
 }
 

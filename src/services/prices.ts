@@ -5,7 +5,7 @@ import { newId, ID_PREFIX } from '../lib/ids';
 import { ApiError } from '../lib/errors';
 import { presentPrice } from '../presenters/price';
 import { recordEvent } from './events';
-import { listPage } from './listing';
+import { createListed, listScopePage, recountListSlots } from './listing';
 import { INTERVALS, MAX_INTERVAL_COUNT, Interval } from '../billing/calendar';
 
 
@@ -56,7 +56,7 @@ export async function createPrice(scope: Scope, input: PriceInput) {
   const product = await findInScope(Product, scope, input.product_id);
   if (!product) throw ApiError.notFound('Product not found', 'product_id');
   const price = (
-    await Price.create({
+    await createListed(Price, scope, {
       _id: newId(ID_PREFIX.price),
       ...scopeFilter(scope),
       product_id: input.product_id,
@@ -75,7 +75,7 @@ export async function getPrice(scope: Scope, id: string) {
 }
 
 export async function listPrices(scope: Scope, page: number) {
-  const { items, pagination } = await listPage<PriceDoc>(Price, scopeFilter(scope), page);
+  const { items, pagination } = await listScopePage<PriceDoc>(Price, scope, page);
   return { prices: items.map(presentPrice), pagination };
 }
 
@@ -102,6 +102,7 @@ async function removePrices(scope: Scope, prices: PriceDoc[]): Promise<void> {
   const ids = prices.map((p) => p._id);
   for (const cascade of priceCascades) await cascade(scope, ids);
   await Price.deleteMany({ _id: { $in: ids }, ...scopeFilter(scope) });
+  await recountListSlots(Price, prices);
   for (const p of prices) await recordEvent(scope, 'price.deleted', eventPayload(p));
 }
 

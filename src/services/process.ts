@@ -7,6 +7,7 @@ import { createLogger } from '../lib/logger';
 import { connectDatabase } from '../db/connection';
 import { connectTemporal, TemporalHandle } from '../temporal/client';
 import { startDomains } from './runtime';
+import { backfillListedCollections } from './listedCollections';
 
 export function loadConfigOrExit(): Config {
   try {
@@ -24,6 +25,8 @@ export async function bootProcess(name: 'api' | 'worker') {
   const config = loadConfigOrExit();
   const logger = createLogger(config.logLevel, name);
   await connectDatabase(config.mongodbUri);
+  // Documents written before bucketed lists get their list slots (once; then one read per collection).
+  await backfillListedCollections();
   const temporal: TemporalHandle = await connectTemporal(config.temporal);
   // Search attributes are registered by the scripts that start the server (npm start, compose).
   const stopDomains = await startDomains({ config, logger, temporal: { client: temporal.client, taskQueue: temporal.taskQueue, searchAttributes: true } });

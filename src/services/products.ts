@@ -5,7 +5,7 @@ import { ApiError } from '../lib/errors';
 import { presentProduct } from '../presenters/product';
 import { recordEvent } from './events';
 import { requireNonBlank } from './validate';
-import { listPage } from './listing';
+import { createListed, listScopePage, recountListSlots } from './listing';
 import { deletePricesOfProduct } from './prices';
 
 function eventPayload(p: ProductDoc) {
@@ -19,7 +19,7 @@ export async function findProduct(scope: Scope, id: string, param = 'id'): Promi
 }
 
 export async function createProduct(scope: Scope, input: { name: string }) {
-  const product = (await Product.create({ _id: newId(ID_PREFIX.product), ...scopeFilter(scope), name: requireNonBlank('name', input.name) })).toObject() as ProductDoc;
+  const product = (await createListed(Product, scope, { _id: newId(ID_PREFIX.product), ...scopeFilter(scope), name: requireNonBlank('name', input.name) })).toObject() as ProductDoc;
   await recordEvent(scope, 'product.created', eventPayload(product));
   return presentProduct(product);
 }
@@ -29,7 +29,7 @@ export async function getProduct(scope: Scope, id: string) {
 }
 
 export async function listProducts(scope: Scope, page: number) {
-  const { items, pagination } = await listPage<ProductDoc>(Product, scopeFilter(scope), page);
+  const { items, pagination } = await listScopePage<ProductDoc>(Product, scope, page);
   return { products: items.map(presentProduct), pagination };
 }
 
@@ -48,6 +48,7 @@ export async function deleteProduct(scope: Scope, id: string): Promise<void> {
   await findProduct(scope, id);
   const product = await Product.findByIdAndDelete(id).lean<ProductDoc>();
   if (!product) throw ApiError.notFound('Product not found', 'id');
+  await recountListSlots(Product, [product]);
   await deletePricesOfProduct(scope, id);
   await recordEvent(scope, 'product.deleted', eventPayload(product));
 }

@@ -24,7 +24,7 @@ import { invoiceEventPayload } from '../presenters/invoice';
 import { iso } from '../presenters/common';
 import { recordEvent } from './events';
 import { findCustomer } from './customers';
-import { listPage } from './listing';
+import { createListed, listScopePage, recountListSlots } from './listing';
 import { watchDueDate } from './invoiceDueWatch';
 import { getTemporal, hasTemporal } from '../temporal/context';
 import { workflowIds } from '../temporal/workflowIds';
@@ -148,7 +148,7 @@ export async function createSubscription(scope: Scope, input: SubscriptionInput)
   const plan = toBillingPlan({ proration_behavior: input.proration_behavior ?? 'create_prorations', billing_cycle_anchor: anchor, phases });
   const now = new Date();
   const sub = (
-    await Subscription.create({
+    await createListed(Subscription, scope, {
       _id: newId(ID_PREFIX.subscription),
       ...scopeFilter(scope),
       customer_id: input.customer_id,
@@ -172,7 +172,7 @@ export async function getSubscription(scope: Scope, id: string) {
 }
 
 export async function listSubscriptions(scope: Scope, page: number) {
-  const { items, pagination } = await listPage<SubscriptionDoc>(Subscription, scopeFilter(scope), page);
+  const { items, pagination } = await listScopePage<SubscriptionDoc>(Subscription, scope, page);
   return { subscriptions: items.map((s) => presentSubscription(s)), pagination };
 }
 
@@ -197,6 +197,7 @@ export async function deleteSubscription(scope: Scope, id: string): Promise<void
   await signal(id, cancelSubscriptionSignal);
   await recordEvent(scope, 'subscription.canceled', subscriptionEventPayload(canceled!), { idempotencyKey: `subscription.canceled:${id}` });
   await Subscription.deleteOne({ _id: id });
+  await recountListSlots(Subscription, [canceled!]);
   for (let i = 0; i < canceled!.phases.length; i++) await recordEvent(scope, 'subscription_phase.deleted', phaseEventPayload(canceled!, i, false));
 }
 
@@ -283,7 +284,7 @@ export async function generateSubscriptionInvoice(subscriptionId: string, charge
   let invoice: InvoiceDoc | null = null;
   try {
     invoice = (
-      await Invoice.create({
+      await createListed(Invoice, scope, {
         _id: invoiceId,
         ...scopeFilter(scope),
         customer_id: sub.customer_id,

@@ -6,12 +6,12 @@ import { newId, ID_PREFIX } from '../lib/ids';
 import { ApiError } from '../lib/errors';
 import { presentWallet } from '../presenters/wallet';
 import { recordEvent } from './events';
-import { listPage } from './listing';
+import { createListed, listScopePage, recountListSlots } from './listing';
 import { removeAddressesOfWallets } from './cryptoAddresses';
 
 /** Wallets are never created through the API: accounts and customers get one here. */
 export async function createWallet(scope: Scope, ownerType: 'account' | 'customer', ownerId: string): Promise<WalletDoc> {
-  const wallet = (await Wallet.create({ _id: newId(ID_PREFIX.wallet), ...scopeFilter(scope), owner_type: ownerType, owner_id: ownerId })).toObject() as WalletDoc;
+  const wallet = (await createListed(Wallet, scope, { _id: newId(ID_PREFIX.wallet), ...scopeFilter(scope), owner_type: ownerType, owner_id: ownerId })).toObject() as WalletDoc;
   await recordEvent(scope, 'wallet.created', presentWallet(wallet, []));
   return wallet;
 }
@@ -39,7 +39,7 @@ export async function getWallet(scope: Scope, id: string) {
 }
 
 export async function listWallets(scope: Scope, page: number) {
-  const { items, pagination } = await listPage<WalletDoc>(Wallet, scopeFilter(scope), page);
+  const { items, pagination } = await listScopePage<WalletDoc>(Wallet, scope, page);
   const addresses = await addressesByWallet(items.map((w) => w._id));
   return { wallets: items.map((w) => presentWallet(w, addresses.get(w._id) ?? [])), pagination };
 }
@@ -52,4 +52,5 @@ export async function deleteCustomerWallet(scope: Scope, customerId: string): Pr
   // Through the address delete path: each address takes its claims and transactions with it.
   await removeAddressesOfWallets(scope, ids);
   await Wallet.deleteMany({ _id: { $in: ids } });
+  await recountListSlots(Wallet, wallets);
 }

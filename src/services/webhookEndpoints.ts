@@ -12,7 +12,7 @@ import { ApiError } from '../lib/errors';
 import { isEventName } from '../lib/eventNames';
 import { newSigningSecret } from '../crypto/webhookSignature';
 import { presentWebhookEndpoint, presentWebhookDelivery } from '../presenters/webhookEndpoint';
-import { listPage } from './listing';
+import { listPage, createListed, listScopePage, recountListSlots } from './listing';
 import { optionalText } from './validate';
 import { getTemporal, hasTemporal } from '../temporal/context';
 import { workflowIds } from '../temporal/workflowIds';
@@ -86,7 +86,7 @@ export async function createWebhookEndpoint(scope: Scope, input: WebhookEndpoint
   const subscriptions = checkSubscriptions(input.subscriptions);
   const url = await checkEndpointUrl(input.url);
   const endpoint = (
-    await WebhookEndpoint.create({
+    await createListed(WebhookEndpoint, scope, {
       _id: newId(ID_PREFIX.webhookEndpoint),
       ...scopeFilter(scope),
       url,
@@ -104,7 +104,7 @@ export async function getWebhookEndpoint(scope: Scope, id: string) {
 }
 
 export async function listWebhookEndpoints(scope: Scope, page: number) {
-  const { items, pagination } = await listPage<WebhookEndpointDoc>(WebhookEndpoint, scopeFilter(scope), page);
+  const { items, pagination } = await listScopePage<WebhookEndpointDoc>(WebhookEndpoint, scope, page);
   return { webhook_endpoints: items.map((e) => presentWebhookEndpoint(e)), pagination };
 }
 
@@ -134,8 +134,9 @@ export async function regenerateWebhookSecret(scope: Scope, id: string) {
 
 /** Deletes the endpoint and its deliveries (with their attempts); waiting deliveries end at once. */
 export async function deleteWebhookEndpoint(scope: Scope, id: string): Promise<void> {
-  await findWebhookEndpoint(scope, id);
+  const removed = await findWebhookEndpoint(scope, id);
   await WebhookEndpoint.deleteOne({ _id: id });
+  await recountListSlots(WebhookEndpoint, [removed]);
   // Signal before the records go: the pending ones are found through them. A delivery the
   // signal misses finds the endpoint gone at its next attempt and ends without sending.
   await stopDeliveriesOf(temporalClient(), id, 'endpoint_deleted');

@@ -1,0 +1,145 @@
+/**
+ * Bucketed list pages (src/services/listing.ts) with a bucket size of 4, so pages of 25 span
+ * several buckets: every page and its pagination equal the plain newest-first answer, across
+ * creates, deletes, counters gone wrong, concurrent creates and the start-up backfill.
+ */
+import { useTestDatabase } from '../support/db';
+import { newAccount, startTestApi, TestApi, Client } from '../support/api';
+import { setListBucketSize, backfillListSlots } from '../../src/services/listing';
+import { ListCounter } from '../../src/models/listCounter';
+import { Product } from '../../src/models/product';
+import { Customer } from '../../src/models/customer';
+import { newId, ID_PREFIX } from '../../src/lib/ids';
+
+useTestDatabase();
+let api: TestApi;
+beforeAll(async () => {
+  setListBucketSize(4);
+  api = await startTestApi();
+});
+afterAll(() => api.close());
+
+const PAGE = 25;
+
+/** Every page of `path` (one past the end too) against `newestFirst`, the expected ids. */
+async function expectPages(c: Client, path: string, key: string, newestFirst: string[]): Promise<void> {
+  const pages = Math.ceil(newestFirst.length / PAGE);
+  for (let page = 1; page <= pages + 1; page++) {
+    const res = await c.get(`${path}?page=${page}`);
+    expect(res.status).toBe(200);
+    expect(res.body[key].map((x: { id: string }) => x.id)).toEqual(newestFirst.slice((page - 1) * PAGE, page * PAGE));
+    expect(res.body.pagination).toEqual({ page, pages, count: newestFirst.length });
+  }
+}
+
+/** Plain sort of the scope's products, as the general path would answer. */
+async function plainProducts(accountId: string, sandbox: string | null): Promise<string[]> {
+  const docs = await Product.find({ account_id: accountId }).sort({ created_at: -1, _id: -1 }).lean<{ _id: string; sandbox: string | null }[]>();
+  return docs.filter((d) => (d.sandbox ?? null) === sandbox).map((d) => d._id);
+}
+
+describe('bucketed list pages', () => {
+  it('pages stay equal to a plain sort across bucket boundaries under creates and deletes', async () => {
+    const a = await newAccount(api.url);
+    const other = await newAccount(api.url);
+    const created: string[] = [];
+    for (let i = 0; i < 57; i++) {
+      created.push((await a.api.post('/v1/products', { name: `p${i}` })).body.id);
+      if (i % 10 === 0) await a.sandbox.post('/v1/products', { name: `s${i}` });
+      if (i % 7 === 0) await other.api.post('/v1/products', { name: `o${i}` });
+    }
+    let expected = [...created].reverse();
+    expect(await plainProducts(a.account_id, null)).toEqual(expected);
+    await expectPages(a.api, '/v1/products', 'products', expected);
+
+    // Deletes: a whole bucket (seq 21-24 = bucket 5), the newest, the oldest, and some on page boundaries.
+    const gone = new Set([created[20], created[21], created[22], created[23], created[56], created[0], created[31], created[32], created[7]]);
+    for (const id of gone) expect((await a.api.del(`/v1/products/${id}`)).status).toBe(204);
+    expected = expected.filter((id) => !gone.has(id));
+    await expectPages(a.api, '/v1/products', 'products', expected);
+
+    // Then more creates after the deletes.
+    for (let i = 0; i < 6; i++) expected.unshift((await a.api.post('/v1/products', { name: `q${i}` })).body.id);
+    expect(await plainProducts(a.account_id, null)).toEqual(expected);
+    await expectPages(a.api, '/v1/products', 'products', expected);
+
+    // The other scopes are untouched.
+    expect((await a.sandbox.get('/v1/products')).body.pagination.count).toBe(6);
+    const sandbox = (await Product.findOne({ account_id: a.account_id, sandbox: { $ne: null } }).lean<{ sandbox: string }>())!.sandbox;
+    await expectPages(a.sandbox, '/v1/products', 'products', await plainProducts(a.account_id, sandbox));
+    await expectPages(other.api, '/v1/products', 'products', await plainProducts(other.account_id, null));
+  });
+
+  it('corrects a counter that missed writes when a page reads its bucket', async () => {
+    const a = await newAccount(api.url);
+    const ids: string[] = [];
+    for (let i = 0; i < 10; i++) ids.unshift((await a.api.post('/v1/products', { name: `p${i}` })).body.id);
+    const counters = await ListCounter.find({ key: `products|${a.account_id}|` }).lean<{ _id: string; bucket: number; count: number }[]>();
+    expect(counters.map((c) => [c.bucket, c.count]).sort()).toEqual([[0, 4], [1, 4], [2, 2]]);
+    await ListCounter.updateOne({ _id: counters.find((c) => c.bucket === 1)!._id }, { $set: { count: 9 } });
+    await ListCounter.updateOne({ _id: counters.find((c) => c.bucket === 2)!._id }, { $set: { count: 0 } });
+    await expectPages(a.api, '/v1/products', 'products', ids);
+    const fixed = await ListCounter.find({ key: `products|${a.account_id}|` }).lean<{ bucket: number; count: number }[]>();
+    expect(fixed.map((c) => [c.bucket, c.count]).sort()).toEqual([[0, 4], [1, 4], [2, 2]]);
+  });
+
+  it('keeps every customer and wallet listed under concurrent creates, and counts customer deletes', async () => {
+    const a = await newAccount(api.url);
+    const results = await Promise.all(Array.from({ length: 30 }, (_, i) => a.api.post('/v1/customers', { email: `c${i}@example.com` })));
+    expect(results.every((r) => r.status === 201)).toBe(true);
+    const ids = results.map((r) => r.body.id as string);
+    const seen: string[] = [];
+    for (let page = 1; page <= 2; page++) {
+      const res = await a.api.get(`/v1/customers?page=${page}`);
+      expect(res.body.pagination).toEqual({ page, pages: 2, count: 30 });
+      seen.push(...res.body.customers.map((c: { id: string }) => c.id));
+    }
+    expect([...seen].sort()).toEqual([...ids].sort());
+    // The account's own wallet plus one per customer.
+    expect((await a.api.get('/v1/wallets')).body.pagination.count).toBe(31);
+
+    for (const id of ids.slice(0, 7)) expect((await a.api.del(`/v1/customers/${id}`)).status).toBe(204);
+    const left = new Set(ids.slice(7));
+    const after: string[] = [];
+    for (let page = 1; page <= 2; page++) after.push(...(await a.api.get(`/v1/customers?page=${page}`)).body.customers.map((c: { id: string }) => c.id));
+    expect(new Set(after)).toEqual(left);
+    expect((await a.api.get('/v1/customers')).body.pagination.count).toBe(23);
+    expect((await a.api.get('/v1/wallets')).body.pagination.count).toBe(24);
+  });
+
+  it('backfills documents written before buckets, after the bucketed ones, once', async () => {
+    const a = await newAccount(api.url);
+    const recent: string[] = [];
+    for (let i = 0; i < 5; i++) recent.unshift((await a.api.post('/v1/customers', { email: `new${i}@example.com` })).body.id);
+    // 30 customers as an older version wrote them: no list fields, created earlier.
+    const base = Date.now() - 3_600_000;
+    const old = Array.from({ length: 30 }, (_, i) => ({
+      _id: newId(ID_PREFIX.customer),
+      account_id: a.account_id,
+      sandbox: null,
+      email: `old${i}@example.com`,
+      first_name: null,
+      last_name: null,
+      created_at: new Date(base + (i % 3 === 0 ? i : i - 1) * 1000),
+      updated_at: new Date(base),
+    }));
+    await Customer.collection.insertMany(old as never[]);
+    const oldNewestFirst = [...old].sort((x, y) => y.created_at.getTime() - x.created_at.getTime() || (x._id < y._id ? 1 : -1)).map((d) => d._id);
+    expect((await a.api.get('/v1/customers')).body.pagination.count).toBe(5);
+
+    expect(await backfillListSlots([Customer])).toBe(30);
+    const expected = [...recent, ...oldNewestFirst];
+    await expectPages(a.api, '/v1/customers', 'customers', expected);
+
+    // Idempotent: the marker skips the collection; without it, nothing is missing a slot.
+    expect(await backfillListSlots([Customer])).toBe(0);
+    await ListCounter.deleteOne({ _id: 'backfill|customers' });
+    expect(await backfillListSlots([Customer])).toBe(0);
+    await expectPages(a.api, '/v1/customers', 'customers', expected);
+
+    // New customers still list first; deleting a backfilled one is counted.
+    expected.unshift((await a.api.post('/v1/customers', { email: 'newest@example.com' })).body.id);
+    expect((await a.api.del(`/v1/customers/${oldNewestFirst[3]}`)).status).toBe(204);
+    await expectPages(a.api, '/v1/customers', 'customers', expected.filter((id) => id !== oldNewestFirst[3]));
+  });
+});
