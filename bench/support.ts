@@ -47,3 +47,20 @@ export async function pool<T>(items: T[], lanes: number, fn: (item: T, index: nu
     }),
   );
 }
+
+/**
+ * A direct database write for a baseline, retried when FerretDB on SQLite answers
+ * "database is locked" (SQLITE_BUSY) because the service's processes are writing too.
+ * `retried.count` says how many retries it took.
+ */
+export async function retryBusy<T>(fn: () => Promise<T>, retried: { count: number }): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (attempt >= 10 || !/database is locked|SQLITE_BUSY/.test(String((err as Error)?.message))) throw err;
+      retried.count += 1;
+      await new Promise((r) => setTimeout(r, 20 * attempt));
+    }
+  }
+}
