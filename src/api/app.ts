@@ -30,7 +30,14 @@ import { openapiRoutes } from './openapi/routes';
 import { methodNotAllowed } from './openapi/methodNotAllowed';
 import { docsPages } from './docs/routes';
 
-export type RouteModule = (router: Router<AppState>) => void;
+/** What route modules are built with: settings, and the limiters shared by the /v1 and /api/v1 mounts. */
+export interface RouteDeps {
+  config: Config;
+  /** Per client IP: the public claim routes, and the pay page in a window of its own. */
+  publicClaimLimit: ReturnType<typeof rateLimit>;
+  payPageLimit: ReturnType<typeof rateLimit>;
+}
+export type RouteModule = (router: Router<AppState>, deps: RouteDeps) => void;
 
 export interface AppDeps {
   config: Config;
@@ -61,23 +68,28 @@ export function createApp(deps: AppDeps): Koa<AppState> {
 
   // One for both mounts, so /v1/auth and /api/v1/auth share the counts.
   const authThrottle = deps.authThrottle ?? new AuthThrottle();
+  const routeDeps: RouteDeps = {
+    config,
+    publicClaimLimit: rateLimit(config.publicRateLimitPerMinute, (ctx) => `public-claims:${ctx.ip}`),
+    payPageLimit: rateLimit(config.publicRateLimitPerMinute, (ctx) => `pay-page:${ctx.ip}`),
+  };
 
   const root = new Router<AppState>();
   healthRoutes(root, deps.probes ?? [], logger);
-  for (const page of PAGES) page(root);
+  for (const page of PAGES) page(root, routeDeps);
   app.use(root.routes());
 
   for (const prefix of ['/v1', '/api/v1']) {
     const open = new Router<AppState>({ prefix });
     authRoutes(open, authThrottle);
-    for (const r of PUBLIC_RESOURCES) r(open);
+    for (const r of PUBLIC_RESOURCES) r(open, routeDeps);
     app.use(open.routes());
 
     const api = new Router<AppState>({ prefix });
     api.use(authMiddleware);
     api.use(rateLimit(config.rateLimitPerMinute, (ctx) => ctx.state.auth!.tokenHash));
     api.use(idempotency(config.publicUrl));
-    for (const r of RESOURCES) r(api);
+    for (const r of RESOURCES) r(api, routeDeps);
     app.use(api.routes());
   }
 

@@ -114,6 +114,8 @@ export function loadConfig(env: Env = process.env) {
       taskQueue: str(env, 'TEMPORAL_TASK_QUEUE', 'payments'),
     },
     rateLimitPerMinute: int(env, 'RATE_LIMIT_PER_MINUTE', 600, 1, 1_000_000),
+    /** Per client IP on the unauthenticated claim routes and, in a window of its own, the pay page. */
+    publicRateLimitPerMinute: int(env, 'PUBLIC_RATE_LIMIT_PER_MINUTE', 60, 1, 1_000_000),
     invoiceDueDays: int(env, 'INVOICE_DUE_DAYS', 7, 0, 365),
     slippageTolerance: decimalFraction(env, 'SLIPPAGE_TOLERANCE', '0.005'),
     webhookAllowPrivateNetworks: bool(env, 'WEBHOOK_ALLOW_PRIVATE_NETWORKS', false),

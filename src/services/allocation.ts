@@ -325,6 +325,20 @@ async function settleManualAllocation(txId: string, entry: Entry): Promise<'appl
   }
 }
 
+/**
+ * Settles the request's own allocation. 'pending' only means a concurrent writer holds the
+ * transaction's next slot for the length of its request: waited out briefly, and past that the
+ * reservation is settled as an orphan by the next writer after ORPHAN_AFTER_MS.
+ */
+async function settleOwnAllocation(txId: string, entry: Entry): Promise<'applied' | 'completed' | 'undone' | 'pending'> {
+  let settled = await settleManualAllocation(txId, entry);
+  for (let wait = 25; settled === 'pending' && wait <= 1_600; wait *= 2) {
+    await new Promise((resolve) => setTimeout(resolve, wait));
+    settled = await settleManualAllocation(txId, entry);
+  }
+  return settled;
+}
+
 /** Manual entries (made after automatic allocation finished) old enough to be settled if they never reached their invoice. */
 function staleManualEntries(tx: CryptoTransactionDoc): Entry[] {
   const after = tx.allocated_at ? new Date(tx.allocated_at).getTime() : Infinity;
@@ -433,7 +447,7 @@ export async function allocateManually(
   } catch (err) {
     if (err instanceof ApiError) throw err;
     // Failed half-way (the database): complete or undo now, so nothing is left blocking the invoice.
-    const settled = await settleManualAllocation(tx._id, entry).catch(() => 'pending' as const);
+    const settled = await settleOwnAllocation(tx._id, entry).catch(() => 'pending' as const);
     if (settled !== 'completed' && settled !== 'applied') throw err;
     // Applied before the failure: what followed the write (its `invoice.paid`) may not have happened.
     if (settled === 'applied' && paysInFull) await ensureInvoicePaidEvent(invoice._id, entry._id);
@@ -441,10 +455,15 @@ export async function allocateManually(
     result = 'applied';
   }
   if (result === 'conflict') {
-    await settleManualAllocation(tx._id, entry);
-    // The invoice's next slot may be held by an allocation that died: settled here, so a retry goes through.
-    await settleStaleInvoiceSlot(invoice._id);
-    throw ApiError.conflict('allocation_conflict', 'The invoice changed while allocating; retry', 'invoice_id');
+    // Undone before answering, so a 409 never leaves credit reserved (or, worse, applied) behind.
+    const settled = await settleOwnAllocation(tx._id, entry);
+    if (settled === 'applied' || settled === 'completed') {
+      reserved = await CryptoTransaction.findById(tx._id).lean<CryptoTransactionDoc>();
+    } else {
+      // The invoice's next slot may be held by an allocation that died: settled here, so a retry goes through.
+      await settleStaleInvoiceSlot(invoice._id);
+      throw ApiError.conflict('allocation_conflict', 'The invoice changed while allocating; retry', 'invoice_id');
+    }
   }
   await announceManualAllocation(reserved!, entry);
   return reserved!;

@@ -1,11 +1,11 @@
 import { useTestDatabase } from '../support/db';
 import { client, startTestApi, TestApi } from '../support/api';
-import { PUBLIC_CLAIM_RATE_PER_MINUTE } from '../../src/api/publicClaims/routes';
 
+const PUBLIC_CLAIM_RATE_PER_MINUTE = 12;
 useTestDatabase();
 let api: TestApi;
 beforeAll(async () => {
-  api = await startTestApi();
+  api = await startTestApi({}, { PUBLIC_RATE_LIMIT_PER_MINUTE: String(PUBLIC_CLAIM_RATE_PER_MINUTE) });
 });
 afterAll(() => api.close());
 

@@ -3,7 +3,7 @@ import pino from 'pino';
 import { useTestDatabase } from '../support/db';
 import { client, newAccount, startTestApi, TestApi } from '../support/api';
 import { Customer } from '../../src/models/customer';
-import { PUBLIC_CLAIM_RATE_PER_MINUTE } from '../../src/api/publicClaims/routes';
+import { loadConfig } from '../../src/config';
 
 /** A logger whose lines the test can read. */
 function capturingLogger() {
@@ -173,6 +173,7 @@ describe('rate limit', () => {
 });
 
 describe('client address for the per-IP limiters (the pay page\'s)', () => {
+  const PUBLIC_CLAIM_RATE_PER_MINUTE = loadConfig({}).publicRateLimitPerMinute;
   const PAY = `/pay/${'z'.repeat(43)}`;
   /** Statuses of one request past the per-IP limit, within one rate window. */
   async function burst(url: string, xff: (i: number) => string) {

@@ -6,8 +6,7 @@
 import type Router from '@koa/router';
 import type { AppState, Ctx } from '../context';
 import { paymentClaimLinkExists } from '../../services/paymentClaimLinks';
-import { rateLimit } from '../middleware/rateLimit';
-import { PUBLIC_CLAIM_RATE_PER_MINUTE } from '../publicClaims/routes';
+import type { RouteDeps } from '../app';
 
 const PAGE = `<!doctype html>
 <html lang="en">
@@ -146,9 +145,8 @@ const PAGE = `<!doctype html>
 </html>
 `;
 
-export function payPageRoutes(router: Router<AppState>) {
-  // Each load looks a secret up: the same per-IP rate as the public claim routes it calls.
-  const limit = rateLimit(PUBLIC_CLAIM_RATE_PER_MINUTE, (ctx) => `pay-page:${ctx.ip}`);
+// Each load looks a secret up: the same per-IP rate as the public claim routes it calls.
+export function payPageRoutes(router: Router<AppState>, { payPageLimit: limit }: RouteDeps) {
   router.get('/pay/:secret', limit, async (ctx: Ctx) => {
     // The same page either way (it explains what is wrong); the status tells crawlers and tools.
     ctx.status = (await paymentClaimLinkExists(ctx.params.secret)) ? 200 : 404;

@@ -1,11 +1,8 @@
 import type Router from '@koa/router';
 import type { AppState, Ctx } from '../context';
 import { compile } from '../validation';
-import { rateLimit } from '../middleware/rateLimit';
+import type { RouteDeps } from '../app';
 import { getPublicPaymentClaimLink, PublicClaimInput, submitPaymentClaim } from '../../services/paymentClaimLinks';
-
-/** Requests per minute per client IP on the public claim routes. */
-export const PUBLIC_CLAIM_RATE_PER_MINUTE = 60;
 
 export const claimBody = compile<PublicClaimInput>({
   type: 'object',
@@ -19,11 +16,8 @@ export const claimBody = compile<PublicClaimInput>({
   },
 });
 
-/** Unauthenticated: the customer's side of a payment claim link, rate-limited per IP. */
-// One window per process, shared by the /v1 and /api/v1 mounts.
-const limit = rateLimit(PUBLIC_CLAIM_RATE_PER_MINUTE, (ctx) => `public-claims:${ctx.ip}`);
-
-export function publicClaimRoutes(router: Router<AppState>) {
+/** Unauthenticated: the customer's side of a payment claim link, rate-limited per IP (one window for both mounts). */
+export function publicClaimRoutes(router: Router<AppState>, { publicClaimLimit: limit }: RouteDeps) {
   router.get('/public/payment_claim_links/:secret', limit, async (ctx: Ctx) => {
     ctx.set('Cache-Control', 'no-store');
     ctx.body = await getPublicPaymentClaimLink(String(ctx.params.secret));
