@@ -37,8 +37,18 @@ export TEMPORAL_TEST_SERVER_PATH="$ROOT/scripts/temporal-test-server.sh"
 export TEST_RUN_DIR="$RUN"
 export LOG_LEVEL="${LOG_LEVEL:-silent}"
 
-log "running jest"
 cd "$ROOT"
+contract=0
+# The contract run (redocly lint + schemathesis against the running API) goes first, so Jest's
+# summary line closes the output. Skipped when Jest is given arguments (a subset of the tests),
+# or with SKIP_CONTRACT=1.
+if [[ $# -eq 0 && -z "${SKIP_CONTRACT:-}" ]]; then
+  log "contract: redocly lint and schemathesis against the running API"
+  bash "$ROOT/scripts/contract.sh" || contract=$?
+  [[ $contract -eq 0 ]] || log "contract run failed (exit $contract)"
+fi
+
+log "running jest"
 set +e
 npx jest "$@"
 status=$?
@@ -46,4 +56,5 @@ set -e
 if [[ $status -ne 0 ]]; then
   log "jest failed; server logs:"; tail -n 20 "$RUN/ferretdb.log" "$RUN/temporal.log" "$RUN/postgres.log" >&2 2>/dev/null || true
 fi
+if [[ $contract -ne 0 ]]; then log "failed: the contract run (see above)"; exit "$contract"; fi
 exit $status

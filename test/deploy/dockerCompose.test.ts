@@ -31,4 +31,20 @@ describe('docker-compose.yml', () => {
       expect(env.TEMPORAL_ADDRESS).toBe('temporal:7233');
     }
   });
+
+  it('publishes Temporal and its Web UI on loopback only (they have no authentication); only the API is public', () => {
+    const published: { service: string; hostIp: string | undefined; target: number }[] = [];
+    for (const [service, def] of Object.entries<any>(config.services)) {
+      for (const p of def.ports ?? []) {
+        // Long form ({host_ip, published, target}) or, from docker-compose v1, "ip:published:target/proto".
+        if (typeof p === 'string') {
+          const parts = p.replace(/\/\w+$/, '').split(':');
+          published.push({ service, hostIp: parts.length === 3 ? parts[0] : undefined, target: Number(parts.at(-1)) });
+        } else published.push({ service, hostIp: p.host_ip, target: Number(p.target) });
+      }
+    }
+    expect(published.map((p) => p.service).sort()).toEqual(['api', 'temporal', 'temporal-ui']);
+    for (const p of published.filter((x) => x.service !== 'api')) expect(p.hostIp).toBe('127.0.0.1');
+    expect(config.services.mongo.ports).toBeUndefined();
+  });
 });
