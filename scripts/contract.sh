@@ -58,6 +58,8 @@ export PORT HOST=127.0.0.1 PUBLIC_URL="http://127.0.0.1:$PORT"
 # The fuzzer sends thousands of requests a minute with one token: the per-token limit would answer
 # most of them 429 and test nothing else (429 itself is covered by test/api/http.test.ts).
 export RATE_LIMIT_PER_MINUTE=1000000
+# Likewise the per-IP limit of the public claim routes (its own tests are in test/api).
+export PUBLIC_RATE_LIMIT_PER_MINUTE=1000000
 export LOG_LEVEL="${CONTRACT_LOG_LEVEL:-warn}"
 REPORT="${CONTRACT_REPORT_DIR:-$RUN/report}"
 
