@@ -71,6 +71,52 @@ stop_all() {
   PIDS=()
 }
 
+# --- supervision (npm start) -------------------------------------------------------------------
+# `supervise NAME FUNC` runs FUNC (which starts one process with start_bg) and remembers it, so
+# supervise_forever can run FUNC again when that process dies.
+SUP_NAMES=(); SUP_FUNCS=(); SUP_PIDS=(); SUP_STARTED=(); SUP_FAILS=()
+supervise() { # name func
+  "$2"
+  SUP_NAMES+=("$1"); SUP_FUNCS+=("$2"); SUP_PIDS+=("${PIDS[-1]}"); SUP_STARTED+=("$SECONDS"); SUP_FAILS+=(0)
+}
+
+# Restarts what dies, after 1, 2, 4 ... 30 s. A process that ran for SUPERVISE_STABLE_SECONDS (60)
+# before dying starts a fresh count; one that dies SUPERVISE_MAX_FAILURES (5) times in a row
+# without running that long stops everything with exit 1.
+supervise_forever() { # logdir
+  local logs=$1 i pid delay max="${SUPERVISE_MAX_FAILURES:-5}" stable="${SUPERVISE_STABLE_SECONDS:-60}"
+  while true; do
+    for i in "${!SUP_NAMES[@]}"; do
+      pid="${SUP_PIDS[$i]}"
+      kill -0 "$pid" 2>/dev/null && continue
+      local code=0; wait "$pid" 2>/dev/null || code=$?
+      if (( SECONDS - SUP_STARTED[i] >= stable )); then SUP_FAILS[i]=0; fi
+      SUP_FAILS[i]=$((SUP_FAILS[i] + 1))
+      if (( SUP_FAILS[i] > max )); then
+        log "${SUP_NAMES[$i]} (pid $pid) exited (status $code) ${SUP_FAILS[$i]} times in a row; stopping everything (logs: $logs/)"
+        exit 1
+      fi
+      delay=$(( 1 << (SUP_FAILS[i] - 1) )); (( delay > 30 )) && delay=30
+      log "${SUP_NAMES[$i]} (pid $pid) exited (status $code); restarting it in ${delay}s (failure ${SUP_FAILS[$i]} of $max in a row; logs: $logs/)"
+      sleep "$delay"
+      forget_pid "$pid"
+      local before=${#PIDS[@]} ok=0
+      "${SUP_FUNCS[$i]}" && ok=1
+      # The new process, if its start function got that far ("none" reads as dead: tried again next round).
+      if (( ${#PIDS[@]} > before )); then SUP_PIDS[i]="${PIDS[-1]}"; else SUP_PIDS[i]=none; fi
+      SUP_STARTED[i]=$SECONDS
+      if (( ok )); then log "${SUP_NAMES[$i]} restarted (pid ${SUP_PIDS[$i]})"; else log "${SUP_NAMES[$i]} did not come back; trying again"; fi
+    done
+    sleep 1
+  done
+}
+
+forget_pid() { # pid: drop a dead process from PIDS
+  local keep=() p
+  for p in "${PIDS[@]:-}"; do [[ -n "$p" && "$p" != "$1" ]] && keep+=("$p"); done
+  PIDS=("${keep[@]:-}")
+}
+
 # The embedded MongoDB-wire server: FerretDB v1 on PostgreSQL (default) or on SQLite
 # (EMBEDDED_DB=sqlite, the previous default: slower, every filter but `_id` scans; kept because it
 # costs nothing). Data: <datadir>/postgres for PostgreSQL, <datadir>/ferretdb/sqlite for SQLite.
@@ -156,9 +202,15 @@ pg_make_reachable() { # dir
 # - wal_level=minimal: no replication, so index builds and new tables write less WAL.
 # - log_min_messages=log: start, stop and recovery only. ERROR lines would be mostly duplicate keys,
 #   which the service expects (idempotent inserts).
+# - max_connections=450 and FerretDB's pool_max_conns=400 (below): FerretDB v1 runs an update or a
+#   findAndModify as a query whose open iterator holds one pooled connection while the write takes
+#   a second one from the same pool. With its default pool of 50, 50 concurrent updates each held
+#   one and waited for another, for ever (seen in the renewals bench: every FerretDB goroutine in
+#   pgxpool Acquire, PostgreSQL idle). Two connections per concurrent operation rule that out: the
+#   API and the worker open at most 100 MongoDB connections each (the driver's maxPoolSize).
 PG_SETTINGS=(
   -c listen_addresses=
-  -c max_connections=200
+  -c max_connections=450
   -c shared_buffers=256MB
   -c synchronous_commit=on
   -c fsync=on
@@ -215,7 +267,7 @@ start_postgres() { # datadir logfile [--no-sync: throwaway data, no fsync at all
   fi
   as_pg "${psql[@]}" -d ferretdb -f - <"$ROOT/scripts/ferretdb-gin.sql" >>"$logfile" 2>&1 || { tail -n 20 "$logfile" >&2; return 1; }
   export PG_SOCKET_DIR
-  export PG_FERRETDB_URL="postgres://postgres@/ferretdb?host=$PG_SOCKET_DIR"
+  export PG_FERRETDB_URL="postgres://postgres@/ferretdb?host=$PG_SOCKET_DIR&pool_max_conns=${FERRETDB_POOL_MAX_CONNS:-400}"
 }
 
 # A local Ethereum development chain (ganache, the project's pinned devDependency): deterministic
