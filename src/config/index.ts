@@ -13,6 +13,7 @@ export const CONFIG_VARIABLES = [
   'WEBHOOK_ALLOW_PRIVATE_NETWORKS', 'CLAIM_VERIFICATION', 'CLAIM_CHALLENGE_HMAC_KEY', 'PRICE_ORACLE', 'COINGECKO_URL', 'COINGECKO_API_KEY',
   'ETH_RPC_URL', 'ETH_CONFIRMATIONS', 'ETH_POLL_SECONDS', 'BTC_ESPLORA_URL', 'BTC_CONFIRMATIONS', 'BTC_POLL_SECONDS',
   'TRUST_PROXY', 'ALLOW_UNSAFE_LOCAL_SETTINGS',
+  'DB_UNAVAILABLE_TIMEOUT_MS',
 ] as const;
 
 type Env = Record<string, string | undefined>;
@@ -107,6 +108,12 @@ export function loadConfig(env: Env = process.env) {
     trustProxy: bool(env, 'TRUST_PROXY', false),
     logLevel,
     mongodbUri,
+    /**
+     * How long an operation waits for an unreachable database (server selection, mongoose's command
+     * buffer, opening a connection; the heartbeat runs every half of it) before failing; the API
+     * then answers 503 `service_unavailable` instead of hanging.
+     */
+    dbUnavailableTimeoutMs: int(env, 'DB_UNAVAILABLE_TIMEOUT_MS', 5_000, 100, 120_000),
     publicUrl: url(env, 'PUBLIC_URL', `http://localhost:${port}`),
     temporal: {
       address: str(env, 'TEMPORAL_ADDRESS', '127.0.0.1:7233'),

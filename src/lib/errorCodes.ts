@@ -73,6 +73,13 @@ export const ERROR_CODES = {
     type: 'api_error',
     description: 'An unexpected error on our side. The body carries no internal detail; retry, and report it if it persists.',
   },
+  service_unavailable: {
+    statuses: [503],
+    type: 'api_error',
+    description:
+      'The database could not be reached (down or restarting); the request was not completed. Retry after `Retry-After` seconds ' +
+      'with the same `Idempotency-Key`: a 5xx is never kept for a key, so the retry runs once the database is back.',
+  },
   method_not_allowed: {
     statuses: [405],
     type: 'invalid_request_error',

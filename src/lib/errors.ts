@@ -49,6 +49,22 @@ export class ApiError extends Error {
     return new ApiError(502, 'api_error', 'external_api_error', message);
   }
 
+  /**
+   * The database could not be reached within DB_UNAVAILABLE_TIMEOUT_MS. Nothing is kept for an
+   * Idempotency-Key (a 5xx), so the same request may be sent again with the same key.
+   */
+  static databaseUnavailable(retryAfterSeconds = 5): ApiError {
+    return new ApiError(
+      503,
+      'api_error',
+      'service_unavailable',
+      'The database is unavailable; retry later (safe with the same Idempotency-Key)',
+      null,
+      undefined,
+      { 'Retry-After': String(retryAfterSeconds) },
+    );
+  }
+
   static conflict(code: string, message: string, param: string | null = null): ApiError {
     return new ApiError(409, 'invalid_request_error', code, message, param);
   }

@@ -87,6 +87,16 @@ export async function reserveKey(
   throw ApiError.conflict('idempotency_conflict', 'A request with this Idempotency-Key is still being processed', 'Idempotency-Key');
 }
 
+/** Whether a response is released (not kept): a 5xx, or a 409 (a conflict that clears). */
+const released = (status: number) => status >= 500 || status === 409;
+
+/** One write of a request's outcome: the key released, or the response kept. Owner-checked. */
+async function writeOutcome(held: HeldKey, status: number, body: unknown): Promise<void> {
+  const mine = ownedBy(held.id, held.owner);
+  if (released(status)) await IdempotencyKey.collection.deleteOne(mine);
+  else await IdempotencyKey.collection.updateOne(mine, { $set: { state: 'done', status, body: body ?? null } });
+}
+
 /**
  * Keeps a final response. A 5xx or a 409 (a conflict that clears: allocation in progress, an
  * invoice that changed) is not kept, so the client's retry runs again. Only the reservation's
@@ -94,12 +104,11 @@ export async function reserveKey(
  */
 export async function completeKey(held: HeldKey, status: number, body: unknown): Promise<void> {
   held.stop();
-  const mine = ownedBy(held.id, held.owner);
-  if (status >= 500 || status === 409) {
+  if (released(status)) {
     // The database may be what failed; retry the release a few times so the key is free again.
     for (let attempt = 0; attempt < 3; attempt++) {
       try {
-        await IdempotencyKey.collection.deleteOne(mine);
+        await writeOutcome(held, status, body);
         return;
       } catch {
         await new Promise((r) => setTimeout(r, 200 * (attempt + 1)));
@@ -107,5 +116,28 @@ export async function completeKey(held: HeldKey, status: number, body: unknown):
     }
     return;
   }
-  await IdempotencyKey.collection.updateOne(mine, { $set: { state: 'done', status, body: body ?? null } });
+  await writeOutcome(held, status, body);
+}
+
+/** How long completeKeyLater keeps trying (an outage longer than this leaves the key to go stale). */
+const LATER_RETRY_FOR_MS = 10 * 60 * 1000;
+
+/**
+ * completeKey when the database is unreachable right now: the response does not wait on it again
+ * (each attempt can take DB_UNAVAILABLE_TIMEOUT_MS). The same owner-checked write is retried in
+ * the background, from 0.5 s up to every 5 s, until it lands or LATER_RETRY_FOR_MS pass. Until
+ * then the key reads `processing` (a retry with it gets 409 `idempotency_conflict`); if it never
+ * lands, the key is taken over STALE_PROCESSING_MS after its last heartbeat, as for a dead request.
+ */
+export function completeKeyLater(held: HeldKey, status: number, body: unknown): void {
+  held.stop();
+  const giveUpAt = Date.now() + LATER_RETRY_FOR_MS;
+  const attempt = (delayMs: number) => {
+    setTimeout(() => {
+      writeOutcome(held, status, body).catch(() => {
+        if (Date.now() < giveUpAt) attempt(Math.min(delayMs * 2, 5_000));
+      });
+    }, delayMs).unref();
+  };
+  attempt(500);
 }

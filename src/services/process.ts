@@ -24,7 +24,7 @@ export function loadConfigOrExit(): Config {
 export async function bootProcess(name: 'api' | 'worker') {
   const config = loadConfigOrExit();
   const logger = createLogger(config.logLevel, name);
-  await connectDatabase(config.mongodbUri);
+  await connectDatabase(config.mongodbUri, { unavailableTimeoutMs: config.dbUnavailableTimeoutMs });
   // Documents written before bucketed lists get their list slots (once; then one read per collection).
   await backfillListedCollections();
   const temporal: TemporalHandle = await connectTemporal(config.temporal);

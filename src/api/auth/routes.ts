@@ -5,6 +5,7 @@ import { ApiError, AuthFlowError } from '../../lib/errors';
 import { authBody } from './schema';
 import { AuthBusyError, AuthThrottle } from './throttle';
 import { authenticate, loginEmail, me } from '../../services/accounts';
+import { isDatabaseUnavailable } from '../../models/errors';
 
 /** Refuses attempts while the client or the email is locked; counts each failed sign-in (401). */
 function throttled(throttle: AuthThrottle) {
@@ -40,7 +41,14 @@ export function authRoutes(router: Router<AppState>, throttle: AuthThrottle) {
       if (err instanceof ApiError) throw new AuthFlowError(err.status, err.message);
       throw err;
     }
-    ctx.body = await authenticate(input);
+    try {
+      ctx.body = await authenticate(input);
+    } catch (err) {
+      // Still the simple format: this route answers every one of its own failures that way.
+      if (!isDatabaseUnavailable(err)) throw err;
+      ctx.set('Retry-After', '5');
+      throw new AuthFlowError(503, 'The database is unavailable; retry later');
+    }
   });
 }
 

@@ -1,10 +1,12 @@
 /**
  * The one error middleware. ApiError -> structured body (+ field-errors map);
- * body-parser failures -> 400/413; anything else -> 500 with no internal detail.
+ * body-parser failures -> 400/413; the database unreachable -> 503 `service_unavailable`;
+ * anything else -> 500 with no internal detail.
  */
 import type { Next } from 'koa';
 import type { Logger } from 'pino';
 import { ApiError, AuthFlowError } from '../../lib/errors';
+import { isDatabaseUnavailable } from '../../models/errors';
 import type { Ctx } from '../context';
 
 export function renderError(err: ApiError, docBase: string) {
@@ -22,6 +24,7 @@ export function renderError(err: ApiError, docBase: string) {
 }
 
 function fromUnknown(err: unknown): ApiError | null {
+  if (isDatabaseUnavailable(err)) return ApiError.databaseUnavailable();
   const e = err as { status?: number; type?: string; expose?: boolean };
   if (e?.status === 413) {
     return new ApiError(413, 'invalid_request_error', 'parameter_invalid', 'Request body is larger than 1 MiB');
@@ -44,6 +47,8 @@ export function errorMiddleware(logger: Logger, docBase: string) {
       }
       const apiError = err instanceof ApiError ? err : fromUnknown(err);
       if (apiError) {
+        // An outage is logged once per request, without a stack: it is the database's state, not a bug.
+        if (apiError.code === 'service_unavailable') logger.warn({ err: String(err), requestId: ctx.state.requestId }, 'database unavailable');
         ctx.status = apiError.status;
         ctx.body = renderError(apiError, docBase);
         if (apiError.headers) ctx.set(apiError.headers);

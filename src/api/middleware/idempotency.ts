@@ -1,6 +1,7 @@
 import type { Next } from 'koa';
 import { ApiError } from '../../lib/errors';
-import { completeKey, reserveKey } from '../../services/idempotency';
+import { isDatabaseUnavailable } from '../../models/errors';
+import { completeKey, completeKeyLater, reserveKey } from '../../services/idempotency';
 import { scopeOf, type Ctx } from '../context';
 import { renderError } from './errors';
 
@@ -23,13 +24,24 @@ export function idempotency(docBase: string) {
     try {
       await next();
     } catch (err) {
-      if (err instanceof ApiError) {
+      if (isDatabaseUnavailable(err)) {
+        // Answered 503 at once: releasing the key now would wait on the database again. It is
+        // released once the database answers (or goes stale), so a retry then runs the request.
+        completeKeyLater(reservation, 503, null);
+      } else if (err instanceof ApiError) {
         await completeKey(reservation, err.status, renderError(err, docBase));
       } else {
         await completeKey(reservation, 500, null);
       }
       throw err;
     }
-    await completeKey(reservation, ctx.status, ctx.body);
+    try {
+      await completeKey(reservation, ctx.status, ctx.body);
+    } catch (err) {
+      if (!isDatabaseUnavailable(err)) throw err;
+      // The request did its work: its own answer stands (a 503 would invite a retry that runs it
+      // twice), and the response is kept for the key as soon as the database answers again.
+      completeKeyLater(reservation, ctx.status, ctx.body);
+    }
   };
 }

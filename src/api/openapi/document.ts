@@ -50,6 +50,7 @@ const STATUS_TEXT: Record<number, string> = {
   429: 'Rate limit exceeded (`rate_limit_error`): wait `Retry-After` seconds',
   500: 'Unexpected error (`internal_server_error`)',
   502: 'External dependency failed (`external_api_error`)',
+  503: 'The database is unavailable (`service_unavailable`): retry after `Retry-After` seconds, with the same `Idempotency-Key`',
 };
 
 function codesFor(status: number): ErrorCode[] {
@@ -62,7 +63,8 @@ function errorResponseName(status: number, simple: boolean): string {
 
 /** Every error status the operation can answer, by what every operation of its kind can meet. */
 export function errorStatuses(op: Operation): number[] {
-  const out = new Set<number>([500]);
+  // Any operation that reads or writes the database answers 503 while it is unreachable.
+  const out = new Set<number>([500, 503]);
   if (!op.public) {
     out.add(401);
     out.add(429);
@@ -235,7 +237,7 @@ function errorComponents(): { schemas: Json; responses: Json } {
     },
   };
   const responses: Json = {};
-  const headersFor = (status: number): Json => (status === 429 ? { headers: { 'Retry-After': ref('headers', 'RetryAfter') } } : {});
+  const headersFor = (status: number): Json => (status === 429 || status === 503 ? { headers: { 'Retry-After': ref('headers', 'RetryAfter') } } : {});
   for (const status of Object.keys(STATUS_TEXT).map(Number)) {
     responses[errorResponseName(status, false)] = {
       description: STATUS_TEXT[status] + (codesFor(status).length ? `. Codes: ${codesFor(status).map((c) => `\`${c}\``).join(', ')}` : ''),
@@ -248,7 +250,7 @@ function errorComponents(): { schemas: Json; responses: Json } {
     401: 'Wrong email, password or two-factor code',
     422: '`{"error": "otp_attempt_required"}`: two-factor is on and `otp_attempt` is missing',
     429: 'Too many attempts from this client or for this email: retry after the seconds the message says',
-    503: 'Too many sign-ins in progress: retry shortly',
+    503: 'Too many sign-ins in progress, or the database is unavailable: retry after `Retry-After` seconds',
   };
   for (const status of [400, 401, 422, 429, 503]) {
     responses[errorResponseName(status, true)] = {

@@ -1,0 +1,55 @@
+/**
+ * A Temporal dev server of a test's own (TEST_TEMPORAL_CLI), with its state in a file so that it
+ * survives a stop: for tests of what happens while Temporal is down.
+ */
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { spawn, ChildProcess } from 'node:child_process';
+import { closedPort } from './httpsReceiver';
+import { waitFor } from './wait';
+
+export async function portOpen(p: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = net.connect(p, '127.0.0.1', () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.on('error', () => resolve(false));
+  });
+}
+
+export class OwnDevServer {
+  private child: ChildProcess | null = null;
+  private readonly dbFile: string;
+
+  private constructor(readonly port: number, name: string) {
+    this.dbFile = path.join(process.env.TEST_RUN_DIR ?? os.tmpdir(), `${name}-${process.pid}-${Date.now()}.db`);
+  }
+
+  static async create(name: string): Promise<OwnDevServer> {
+    return new OwnDevServer(await closedPort(), name);
+  }
+
+  get address(): string {
+    return `127.0.0.1:${this.port}`;
+  }
+
+  async start(): Promise<void> {
+    const cli = process.env.TEST_TEMPORAL_CLI;
+    if (!cli) throw new Error('TEST_TEMPORAL_CLI is not set: run the tests with `npm test`');
+    this.child = spawn(cli, ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(this.port), '--namespace', 'default',
+      '--db-filename', this.dbFile, '--headless', '--log-level', 'error'], { stdio: 'ignore' });
+    await waitFor(() => portOpen(this.port), 'the Temporal dev server port', 90_000);
+  }
+
+  async stop(): Promise<void> {
+    const child = this.child;
+    this.child = null;
+    if (!child || child.exitCode !== null) return;
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGTERM');
+    await exited;
+    await waitFor(async () => !(await portOpen(this.port)), 'the Temporal port to close');
+  }
+}
