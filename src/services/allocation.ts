@@ -32,7 +32,8 @@ import { allocationEventPayload, presentCryptoTransaction } from '../presenters/
 import { applyCryptoAllocation, cryptoAllocationsOf, ensureInvoicePaidEvent, InvoiceCryptoAllocation } from './invoices';
 import { getPriceOracle, PriceUnavailableError } from './priceOracle';
 import { recordEvent } from './events';
-import { getTemporal, hasTemporal } from '../temporal/context';
+import { hasTemporal } from '../temporal/context';
+import { recordWorkflowStart } from './workflowStarts';
 import { workflowIds } from '../temporal/workflowIds';
 import { allocateSignal } from '../temporal/cryptoDefinitions';
 import type { allocationWorkflow } from '../workflows/allocation';
@@ -188,29 +189,41 @@ export async function allocateTransaction(txId: string, opts: { now?: Date; atte
   throw new AllocationConflictError(`invoices of transaction ${txId} kept changing during allocation`);
 }
 
+type Allocatable = Pick<CryptoTransactionDoc, '_id' | 'customer_id' | 'account_id' | 'sandbox'>;
+
 /**
- * Starts allocation of a new transaction: a signal to the allocation workflow of its customer
- * (or account), started if needed. Without Temporal (plain API tests) it runs inline, and an
- * oracle failure leaves the transaction unallocated.
+ * Allocation of a transaction: a signal to the allocation workflow of its customer (or account),
+ * started if needed, through the workflow-start outbox (a repeated signal is harmless:
+ * allocation of a transaction is idempotent). Call it before the transaction is written (with
+ * `recorded: false`: nothing is sent until it exists) and run what it returns once it is.
+ * Without Temporal (plain API tests) what it returns allocates inline, and an oracle failure
+ * leaves the transaction unallocated.
  */
-export async function scheduleAllocation(tx: CryptoTransactionDoc): Promise<void> {
+export async function planAllocation(tx: Allocatable, opts: { recorded: boolean }): Promise<() => Promise<void>> {
   if (!hasTemporal()) {
-    try {
-      await allocateTransaction(tx._id);
-    } catch (err) {
-      if (!(err instanceof PriceUnavailableError) && !(err instanceof AllocationConflictError)) throw err;
-    }
-    return;
+    return async () => {
+      try {
+        await allocateTransaction(tx._id);
+      } catch (err) {
+        if (!(err instanceof PriceUnavailableError) && !(err instanceof AllocationConflictError)) throw err;
+      }
+    };
   }
-  const { client, taskQueue } = getTemporal();
   const key = allocationKey(tx);
-  await client.workflow.signalWithStart<typeof allocationWorkflow, [string]>('allocationWorkflow', {
+  const args: Parameters<typeof allocationWorkflow> = [{ key, pending: [] }];
+  const pending = await recordWorkflowStart({
     workflowId: workflowIds.allocation(key),
-    taskQueue,
-    args: [{ key, pending: [] }],
-    signal: allocateSignal,
-    signalArgs: [tx._id],
+    workflowType: 'allocationWorkflow',
+    args,
+    signal: { name: allocateSignal.name, args: [tx._id] },
+    ...(opts.recorded ? {} : { resource: { collection: CryptoTransaction.collection.collectionName, id: tx._id } }),
   });
+  return () => pending.start();
+}
+
+/** Starts allocation of a transaction already recorded (see planAllocation). */
+export async function scheduleAllocation(tx: Allocatable): Promise<void> {
+  await (await planAllocation(tx, { recorded: true }))();
 }
 
 // ---- manual allocation ----------------------------------------------------------------------

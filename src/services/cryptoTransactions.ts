@@ -16,7 +16,7 @@ import { cryptoAmountError } from '../crypto/amounts';
 import { presentCryptoTransaction } from '../presenters/cryptoTransaction';
 import { findCryptoAddress, requireCurrency } from './cryptoAddresses';
 import { findInvoice } from './invoices';
-import { allocateManually, scheduleAllocation } from './allocation';
+import { allocateManually, planAllocation, scheduleAllocation } from './allocation';
 import { recordEvent } from './events';
 import { listPage } from './listing';
 
@@ -94,11 +94,15 @@ export async function recordCryptoTransaction(
     from = { id: await ownAddressId(scope, currency, opts.senderAddress), address: opts.senderAddress };
   }
   const wallet = await findInScope<WalletDoc>(Wallet, scope, address.wallet_id);
+  const id = opts.id ?? newId(ID_PREFIX.cryptoTransaction);
+  const customerId = wallet?.owner_type === 'customer' ? wallet.owner_id : null;
+  // Recorded before the transaction, so a crash between the two cannot lose its allocation.
+  const allocate = await planAllocation({ _id: id, customer_id: customerId, ...scopeFilter(scope) }, { recorded: false });
   let tx: CryptoTransactionDoc;
   try {
     tx = (
       await CryptoTransaction.create({
-        _id: opts.id ?? newId(ID_PREFIX.cryptoTransaction),
+        _id: id,
         ...scopeFilter(scope),
         currency,
         amount: input.amount,
@@ -110,7 +114,7 @@ export async function recordCryptoTransaction(
         to_address_id: address._id,
         to_address: address.address,
         wallet_id: address.wallet_id,
-        customer_id: wallet?.owner_type === 'customer' ? wallet.owner_id : null,
+        customer_id: customerId,
         dedupe_key: dedupeKey(scope, currency, transactionId, address.address_key),
         payment_claim_id: opts.paymentClaimId ?? null,
       })
@@ -128,13 +132,13 @@ export async function recordCryptoTransaction(
     if (existing && !existing.allocated_at) await announce(scope, existing);
     throw ApiError.invalid('This transaction has already been recorded for this address', 'transaction_id', { transaction_id: ['has already been recorded for this address'] });
   }
-  return announce(scope, tx);
+  return announce(scope, tx, allocate);
 }
 
 /** `crypto_transaction.received` (once per transaction) and allocation: both safe to repeat. */
-async function announce(scope: Scope, tx: CryptoTransactionDoc): Promise<CryptoTransactionDoc> {
+async function announce(scope: Scope, tx: CryptoTransactionDoc, allocate = () => scheduleAllocation(tx)): Promise<CryptoTransactionDoc> {
   await recordEvent(scope, 'crypto_transaction.received', presentCryptoTransaction(tx), { idempotencyKey: `crypto_transaction.received:${tx._id}` });
-  await scheduleAllocation(tx);
+  await allocate();
   return tx;
 }
 

@@ -1,35 +1,34 @@
 /**
  * Keeps one due-date workflow per open invoice. Starting is idempotent (workflow id per
- * invoice); without a Temporal client (plain API tests) it is skipped.
+ * invoice) and goes through the workflow-start outbox, so a write answers while Temporal is
+ * down; without a Temporal client (plain API tests) it is skipped.
  */
-import { startOnce } from '../temporal/startOnce';
-import { InvoiceDoc } from '../models/invoice';
+import { Invoice, InvoiceDoc } from '../models/invoice';
 import { getTemporal, hasTemporal } from '../temporal/context';
 import { workflowIds } from '../temporal/workflowIds';
-import { dueDateChangedSignal, invoiceClosedSignal } from '../temporal/invoiceDefinitions';
+import { dueDateChangedSignal, invoiceClosedSignal, InvoiceDueInput } from '../temporal/invoiceDefinitions';
 import type { invoiceDueWorkflow } from '../workflows/invoiceDue';
+import { PendingStart, recordWorkflowStart, requestWorkflowStart, WorkflowStartRequest } from './workflowStarts';
 
-export async function watchDueDate(invoice: InvoiceDoc, dueDateMoved = false): Promise<void> {
-  if (!hasTemporal()) return;
-  const { client, taskQueue } = getTemporal();
+type Due = Pick<InvoiceDoc, '_id' | 'due_date'>;
+
+function dueWatchStart(invoice: Due, dueDateMoved: boolean): WorkflowStartRequest<Parameters<typeof invoiceDueWorkflow>> {
   const workflowId = workflowIds.invoiceDue(invoice._id);
-  if (dueDateMoved) {
-    await client.workflow.signalWithStart<typeof invoiceDueWorkflow, [string]>('invoiceDueWorkflow', {
-      workflowId,
-      taskQueue,
-      args: [{ invoiceId: invoice._id, dueDate: invoice.due_date }],
-      signal: dueDateChangedSignal,
-      signalArgs: [invoice.due_date],
-    });
-    return;
-  }
-  await startOnce(() =>
-    client.workflow.start<typeof invoiceDueWorkflow>('invoiceDueWorkflow', {
-      workflowId,
-      taskQueue,
-      args: [{ invoiceId: invoice._id, dueDate: invoice.due_date }],
-    }),
-  );
+  const args: [InvoiceDueInput] = [{ invoiceId: invoice._id, dueDate: invoice.due_date }];
+  const start = { workflowId, workflowType: 'invoiceDueWorkflow', args };
+  if (!dueDateMoved) return start;
+  // One intent per invoice for moves: a later move replaces an earlier one not sent yet.
+  return { ...start, signal: { name: dueDateChangedSignal.name, args: [invoice.due_date] }, key: `${workflowId}:${dueDateChangedSignal.name}` };
+}
+
+/** After a write that leaves the invoice pending: start its workflow, or re-arm it when the due date moved. */
+export async function watchDueDate(invoice: Due, dueDateMoved = false): Promise<void> {
+  await requestWorkflowStart(dueWatchStart(invoice, dueDateMoved));
+}
+
+/** Before a new pending invoice is written: its workflow's start, recorded; `start()` it once the invoice is stored. */
+export async function planDueWatch(invoice: Due): Promise<PendingStart> {
+  return recordWorkflowStart({ ...dueWatchStart(invoice, false), resource: { collection: Invoice.collection.collectionName, id: invoice._id } });
 }
 
 export async function closeDueWatch(invoiceId: string): Promise<void> {

@@ -16,7 +16,7 @@ import { invoiceEventPayload, presentInvoice } from '../presenters/invoice';
 import { recordEvent } from './events';
 import { findCustomer } from './customers';
 import { createListed, listPage, listScopePage, recountListSlots } from './listing';
-import { closeDueWatch, watchDueDate } from './invoiceDueWatch';
+import { closeDueWatch, planDueWatch, watchDueDate } from './invoiceDueWatch';
 
 export interface LineItemInput {
   price_id: string;
@@ -89,6 +89,8 @@ export async function createInvoice(scope: Scope, input: InvoiceInput) {
   }
   const lines = await buildLineItems(scope, input.line_items ?? []);
   const id = newId(ID_PREFIX.invoice);
+  // Recorded before the invoice, so a crash between the two cannot lose its due-date workflow.
+  const dueWatch = (input.status ?? 'pending') === 'pending' ? await planDueWatch({ _id: id, due_date: dueDate }) : null;
   const invoice = (
     await createListed(Invoice, scope, {
       _id: id,
@@ -103,7 +105,7 @@ export async function createInvoice(scope: Scope, input: InvoiceInput) {
     })
   ).toObject() as InvoiceDoc;
   await recordEvent(scope, 'invoice.created', invoiceEventPayload(invoice));
-  if (invoice.status === 'pending') await watchDueDate(invoice);
+  await dueWatch?.start();
   return presentInvoice(invoice);
 }
 

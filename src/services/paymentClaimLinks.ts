@@ -5,7 +5,6 @@
  * ALTCHA proof-of-work challenge, claim submission) lives here too.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { startOnce } from '../temporal/startOnce';
 import { PaymentClaimLink, PaymentClaimLinkDoc, PaymentClaimLinkSecret, PaymentClaimLinkUse } from '../models/paymentClaimLink';
 import { isDuplicateKey } from '../models/errors';
 import { PaymentClaim, PaymentClaimDoc } from '../models/paymentClaim';
@@ -26,6 +25,7 @@ import { recordEvent } from './events';
 import { createListed, listScopePage, recountListSlots } from './listing';
 import { findCustomer } from './customers';
 import { getPriceOracle } from './priceOracle';
+import { PendingStart, recordWorkflowStart } from './workflowStarts';
 import { getTemporal, hasTemporal } from '../temporal/context';
 import { workflowIds } from '../temporal/workflowIds';
 import { claimLinkClosedSignal } from '../temporal/cryptoDefinitions';
@@ -142,16 +142,15 @@ async function findLink(scope: Scope, id: string): Promise<PaymentClaimLinkDoc> 
 
 const present = (l: PaymentClaimLinkDoc) => presentPaymentClaimLink(l, settings.publicUrl);
 
-async function startLinkWorkflow(link: PaymentClaimLinkDoc): Promise<void> {
-  if (!hasTemporal()) return;
-  const { client, taskQueue } = getTemporal();
-  await startOnce(() =>
-    client.workflow.start<typeof claimLinkWorkflow>('claimLinkWorkflow', {
-      workflowId: workflowIds.claimLink(link._id),
-      taskQueue,
-      args: [{ linkId: link._id, expiresAt: new Date(link.expires_at).toISOString() }],
-    }),
-  );
+/** The link's expiry workflow start, recorded before the link is written (see workflowStarts). */
+async function planLinkWorkflow(link: Pick<PaymentClaimLinkDoc, '_id' | 'expires_at'>): Promise<PendingStart> {
+  const args: Parameters<typeof claimLinkWorkflow> = [{ linkId: link._id, expiresAt: new Date(link.expires_at).toISOString() }];
+  return recordWorkflowStart({
+    workflowId: workflowIds.claimLink(link._id),
+    workflowType: 'claimLinkWorkflow',
+    args,
+    resource: { collection: PaymentClaimLink.collection.collectionName, id: link._id },
+  });
 }
 
 async function closeLinkWorkflow(linkId: string): Promise<void> {
@@ -179,6 +178,8 @@ export async function createPaymentClaimLink(scope: Scope, input: PaymentClaimLi
   }
   const secret = newSecret();
   const id = newId(ID_PREFIX.paymentClaimLink);
+  // Recorded before the link, so a crash between the two cannot lose its expiry workflow.
+  const workflow = await planLinkWorkflow({ _id: id, expires_at: expiresAt });
   await PaymentClaimLinkSecret.create({ _id: secretKey(secret), link_id: id });
   const link = (
     await createListed(PaymentClaimLink, scope, {
@@ -194,7 +195,7 @@ export async function createPaymentClaimLink(scope: Scope, input: PaymentClaimLi
       price_id: input.price_id ?? null,
     })
   ).toObject() as PaymentClaimLinkDoc;
-  await startLinkWorkflow(link);
+  await workflow.start();
   return present(link);
 }
 

@@ -3,7 +3,6 @@
  * the subscription workflow, which owns billing from then on. The functions at the bottom
  * are the workflow's activities' use cases (load, generate an invoice, sync state).
  */
-import { startOnce } from '../temporal/startOnce';
 import { Subscription, SubscriptionDoc, PRORATION_BEHAVIORS } from '../models/subscription';
 import { Invoice, InvoiceDoc } from '../models/invoice';
 import { Price, PriceDoc } from '../models/price';
@@ -26,6 +25,7 @@ import { recordEvent } from './events';
 import { findCustomer } from './customers';
 import { createListed, listScopePage, recountListSlots } from './listing';
 import { watchDueDate } from './invoiceDueWatch';
+import { PendingStart, recordWorkflowStart } from './workflowStarts';
 import { getTemporal, hasTemporal } from '../temporal/context';
 import { workflowIds } from '../temporal/workflowIds';
 import { cancelSubscriptionSignal, subscriptionChangedSignal } from '../temporal/subscriptionDefinitions';
@@ -119,16 +119,16 @@ export async function findSubscription(scope: Scope, id: string, param = 'id'): 
   return sub;
 }
 
-async function startWorkflow(sub: SubscriptionDoc): Promise<void> {
-  if (!hasTemporal()) return;
-  const { client, taskQueue, searchAttributes } = getTemporal();
-  await startOnce(() =>
-    client.workflow.start<typeof subscriptionWorkflow>('subscriptionWorkflow', {
-      workflowId: workflowIds.subscription(sub._id),
-      taskQueue,
-      args: [{ subscriptionId: sub._id, accountId: sub.account_id, customerId: sub.customer_id, indexed: !!searchAttributes }],
-    }),
-  );
+/** The subscription's workflow start, recorded before the subscription is written (see workflowStarts). */
+async function planWorkflow(sub: Pick<SubscriptionDoc, '_id' | 'account_id' | 'customer_id'>): Promise<PendingStart> {
+  const indexed = hasTemporal() && !!getTemporal().searchAttributes;
+  const args: Parameters<typeof subscriptionWorkflow> = [{ subscriptionId: sub._id, accountId: sub.account_id, customerId: sub.customer_id, indexed }];
+  return recordWorkflowStart({
+    workflowId: workflowIds.subscription(sub._id),
+    workflowType: 'subscriptionWorkflow',
+    args,
+    resource: { collection: Subscription.collection.collectionName, id: sub._id },
+  });
 }
 
 async function signal(subId: string, which: typeof cancelSubscriptionSignal | typeof subscriptionChangedSignal): Promise<void> {
@@ -147,9 +147,12 @@ export async function createSubscription(scope: Scope, input: SubscriptionInput)
   checkDateWindow(phases, anchor);
   const plan = toBillingPlan({ proration_behavior: input.proration_behavior ?? 'create_prorations', billing_cycle_anchor: anchor, phases });
   const now = new Date();
+  const id = newId(ID_PREFIX.subscription);
+  // Recorded before the subscription, so a crash between the two cannot lose its workflow.
+  const workflow = await planWorkflow({ _id: id, account_id: scope.accountId, customer_id: input.customer_id });
   const sub = (
     await createListed(Subscription, scope, {
-      _id: newId(ID_PREFIX.subscription),
+      _id: id,
       ...scopeFilter(scope),
       customer_id: input.customer_id,
       proration_behavior: input.proration_behavior ?? 'create_prorations',
@@ -163,7 +166,7 @@ export async function createSubscription(scope: Scope, input: SubscriptionInput)
   ).toObject() as SubscriptionDoc;
   await recordEvent(scope, 'subscription.created', subscriptionEventPayload(sub));
   for (let i = 0; i < sub.phases.length; i++) await recordEvent(scope, 'subscription_phase.created', phaseEventPayload(sub, i, false));
-  await startWorkflow(sub);
+  await workflow.start();
   return presentSubscription(sub);
 }
 

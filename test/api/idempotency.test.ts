@@ -40,7 +40,10 @@ describe('idempotency keys', () => {
     const eth = (await a.api.post('/v1/crypto_addresses', { wallet_id: accountWallet.id, currency_code: 'ETH', address: ETH_EIP55_2 })).body;
     const invoice = await invoiceOf(a.api, customer.id, '500.00', '2027-01-01');
     // A Temporal client that accepts the allocation signal but runs nothing: allocation stays "in progress".
-    const idle = { taskQueue: 'unused', client: { workflow: { signalWithStart: async () => ({}) } } } as unknown as TemporalContext;
+    const idle = {
+      taskQueue: 'unused',
+      client: { withDeadline: (_at: number, fn: () => Promise<unknown>) => fn(), workflow: { signalWithStart: async () => ({}) } },
+    } as unknown as TemporalContext;
     setTemporal(idle);
     let tx: any;
     let first;

@@ -1,0 +1,21 @@
+import type { DomainRuntime } from '../runtime';
+import { configureWorkflowStarts, startWorkflowStartSweeper, WorkflowStartSweeperOptions } from '../workflowStarts';
+
+const DEFAULTS: WorkflowStartSweeperOptions = {
+  // Starts are normally made by the request itself; the sweeper is the safety net (as for webhooks).
+  intervalMs: 5_000,
+  minAgeMs: 5_000,
+  batch: 200,
+  purgeEveryMs: 10 * 60_000,
+};
+
+/**
+ * Start-up of the workflow-start outbox in a process that serves the API or runs the worker: its
+ * logger, and the sweeper that starts what Temporal could not take when it was asked. Returns a
+ * stop function.
+ */
+export async function startWorkflowStartsDomain(rt: DomainRuntime, opts: Partial<WorkflowStartSweeperOptions> = {}): Promise<() => Promise<void>> {
+  configureWorkflowStarts({ logger: rt.logger });
+  if (!rt.temporal) return async () => undefined;
+  return startWorkflowStartSweeper(rt.temporal, rt.logger, { ...DEFAULTS, ...opts });
+}

@@ -1,0 +1,289 @@
+/**
+ * The workflow-start outbox: a write that needs a workflow keeps answering 2xx while Temporal is
+ * down, and the workflow is started once it is back (the same design as webhook dispatch, with
+ * its `dispatched` events and sweeper).
+ *
+ * A service records an intent (`workflow_starts`: workflow id, type, arguments, task queue, and
+ * the signal of a signal-with-start) before or right after its write, then tries the start at
+ * once with a short deadline. Started: the intent is marked `started`. Not started (Temporal
+ * unreachable, slow, or failing): logged, and the request answers as if it had been; the
+ * sweeper, a loop in every process that starts the domains (API and worker), starts intents not
+ * started after a few seconds.
+ *
+ * Repeating a start is harmless: workflow ids derive from what they own and `startOnce` treats
+ * "already started" as done; a signal-with-start repeated sends its signal again, so every
+ * signal sent through here must be idempotent in its workflow (the allocation workflow's
+ * transaction ids are allocated at most once; a due date re-sent re-arms the same timer).
+ * Without a Temporal client (plain API tests) nothing is recorded and nothing is started.
+ */
+import { randomBytes } from 'node:crypto';
+import mongoose from 'mongoose';
+import pino, { type Logger } from 'pino';
+import type { Workflow } from '@temporalio/common';
+import { WorkflowStart } from '../models/workflowStart';
+import { isDuplicateKey } from '../models/errors';
+import { getTemporal, hasTemporal, type TemporalContext } from '../temporal/context';
+import { startOnce } from '../temporal/startOnce';
+
+/** A start against an unreachable server gives up within this (as webhook dispatch does). */
+export const START_DEADLINE_MS = 5_000;
+/**
+ * After a start found Temporal unreachable, requests leave their starts to the sweeper for this
+ * long (or until a sweep succeeds) instead of each waiting out the deadline.
+ */
+const PAUSE_AFTER_OUTAGE_MS = 15_000;
+/** An intent recorded ahead of its document, which never appeared (the write failed): dropped after this. */
+const RESOURCE_WAIT_MS = 60_000;
+/** A start refused for another reason than an outage is retried with backoff up to this. */
+const MAX_BACKOFF_MS = 5 * 60_000;
+
+export interface WorkflowStartRequest<A extends unknown[] = unknown[]> {
+  workflowId: string;
+  workflowType: string;
+  args: A;
+  /** For a signal-with-start: the signal sent with the start (or to the running workflow). */
+  signal?: { name: string; args: unknown[] };
+  /**
+   * The document the workflow is about, when the intent is recorded before that document is
+   * written: the sweeper starts nothing until it exists, and drops the intent if it never does.
+   */
+  resource?: { collection: string; id: string };
+  /**
+   * Intents with the same key replace each other, so the latest wins (a due date moved twice
+   * while Temporal was down sends only the last one). Default: the workflow id, plus the signal
+   * and its arguments for a signal-with-start (so two transactions signalled to one allocation
+   * workflow are two intents).
+   */
+  key?: string;
+}
+
+/** A recorded intent: `start()` tries it now; it never throws for Temporal's sake. */
+export interface PendingStart {
+  start(): Promise<void>;
+}
+
+const NOTHING: PendingStart = { start: async () => undefined };
+
+let log: Logger = pino({ level: 'silent' });
+/** Live starts are skipped (left to the sweeper) until then, after one found Temporal unreachable. */
+let pausedUntil = 0;
+
+/** The logger of the process (set by the domain's start-up). */
+export function configureWorkflowStarts(opts: { logger: Logger }): void {
+  log = opts.logger;
+}
+
+function intentKey(req: WorkflowStartRequest): string {
+  if (req.key) return req.key;
+  return req.signal ? `${req.workflowId}:${req.signal.name}:${JSON.stringify(req.signal.args)}` : req.workflowId;
+}
+
+/** What an intent document holds (and what a start needs). */
+interface Intent {
+  _id: string;
+  workflow_id: string;
+  workflow_type: string;
+  task_queue: string;
+  args: unknown[];
+  signal: string | null;
+  signal_args: unknown[] | null;
+  resource_collection: string | null;
+  resource_id: string | null;
+  nonce: string;
+  started: boolean;
+  started_at: Date | null;
+  attempts: number;
+  last_error: string | null;
+  next_attempt_at: Date;
+  created_at: Date;
+}
+
+/** Only the recording an actor read is marked or dropped: a newer one with the same key stays. */
+const recording = (intent: Pick<Intent, '_id' | 'nonce'>) => ({ _id: intent._id, nonce: intent.nonce }) as never;
+
+/** gRPC UNAVAILABLE or DEADLINE_EXCEEDED anywhere in the cause chain: the server could not be reached in time. */
+export function isTemporalUnavailable(err: unknown): boolean {
+  for (let e = err as { code?: unknown; cause?: unknown; message?: unknown } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
+    if (e.code === 14 || e.code === 4) return true;
+    if (typeof e.message === 'string' && /\b(UNAVAILABLE|DEADLINE_EXCEEDED|Deadline exceeded)\b/.test(e.message)) return true;
+  }
+  return false;
+}
+
+/** One try of the start (or signal-with-start), bounded by START_DEADLINE_MS. */
+async function startNow(temporal: TemporalContext, intent: Intent): Promise<void> {
+  const { client } = temporal;
+  const options = { workflowId: intent.workflow_id, taskQueue: intent.task_queue, args: intent.args };
+  await client.withDeadline(Date.now() + START_DEADLINE_MS, async () => {
+    if (intent.signal) {
+      await client.workflow.signalWithStart<Workflow, unknown[]>(intent.workflow_type, { ...options, signal: intent.signal, signalArgs: intent.signal_args ?? [] });
+    } else {
+      await startOnce(() => client.workflow.start<Workflow>(intent.workflow_type, options));
+    }
+  });
+}
+
+async function markStarted(intent: Intent): Promise<void> {
+  await WorkflowStart.collection.updateOne(recording(intent), { $set: { started: true, started_at: new Date() } });
+}
+
+/**
+ * Records the intent to start a workflow (call it before the write it belongs to, with
+ * `resource`, or right after); `start()` on the result tries it at once. Throws only when the
+ * intent cannot be written (the database failed: so does the request).
+ */
+export async function recordWorkflowStart<A extends unknown[]>(req: WorkflowStartRequest<A>): Promise<PendingStart> {
+  if (!hasTemporal()) return NOTHING;
+  const temporal = getTemporal();
+  const now = new Date();
+  const intent: Intent = {
+    _id: intentKey(req),
+    workflow_id: req.workflowId,
+    workflow_type: req.workflowType,
+    task_queue: temporal.taskQueue,
+    args: req.args,
+    signal: req.signal?.name ?? null,
+    signal_args: req.signal?.args ?? null,
+    resource_collection: req.resource?.collection ?? null,
+    resource_id: req.resource?.id ?? null,
+    nonce: randomBytes(8).toString('hex'),
+    started: false,
+    started_at: null,
+    attempts: 0,
+    last_error: null,
+    next_attempt_at: now,
+    created_at: now,
+  };
+  for (let attempt = 0; ; attempt++) {
+    try {
+      // By the driver: the intent is stored exactly as built (no casting of the arguments).
+      await WorkflowStart.collection.replaceOne({ _id: intent._id } as never, intent as never, { upsert: true });
+      break;
+    } catch (err) {
+      // Two upserts of one key at once: FerretDB's second insert is a duplicate; replace again.
+      if (!isDuplicateKey(err) || attempt > 0) throw err;
+    }
+  }
+  return { start: () => tryStart(temporal, intent) };
+}
+
+/** Records the intent and tries it at once: the one call for a start that follows its write. */
+export async function requestWorkflowStart<A extends unknown[]>(req: WorkflowStartRequest<A>): Promise<void> {
+  await (await recordWorkflowStart(req)).start();
+}
+
+async function tryStart(temporal: TemporalContext, intent: Intent): Promise<void> {
+  // Temporal was found unreachable a moment ago: the request does not wait out another deadline.
+  if (Date.now() < pausedUntil) return;
+  try {
+    await startNow(temporal, intent);
+  } catch (err) {
+    if (isTemporalUnavailable(err)) pausedUntil = Date.now() + PAUSE_AFTER_OUTAGE_MS;
+    log.warn({ err, workflowId: intent.workflow_id, workflowType: intent.workflow_type }, 'workflow start failed; the outbox sweeper will retry');
+    return;
+  }
+  // Not marked (a database hiccup): the sweeper starts it again, which is harmless.
+  await markStarted(intent).catch((err) => log.warn({ err, workflowId: intent.workflow_id }, 'workflow started, but its intent was not marked'));
+}
+
+async function resourceExists(intent: Intent): Promise<boolean> {
+  if (!intent.resource_collection || !intent.resource_id) return true;
+  const found = await mongoose.connection
+    .collection(intent.resource_collection)
+    .findOne({ _id: intent.resource_id } as never, { projection: { _id: 1 } });
+  return found !== null;
+}
+
+export interface WorkflowStartSweepOptions {
+  /** Intents younger than this are left to the request that recorded them. */
+  minAgeMs: number;
+  batch: number;
+}
+
+/**
+ * One pass: intents not started, due, oldest first. Stops at the first start that finds
+ * Temporal unreachable (the rest would wait out the same deadline); an intent refused for
+ * another reason backs off (1 s, doubling, at most 5 minutes) so it cannot hold up the others.
+ */
+export async function sweepWorkflowStarts(temporal: TemporalContext, opts: WorkflowStartSweepOptions): Promise<number> {
+  const now = Date.now();
+  // `started: false` is what FerretDB pushes down (to its index); the date is compared after.
+  const due = await WorkflowStart.find({ started: false, next_attempt_at: { $lte: new Date(now - opts.minAgeMs) } })
+    .sort({ created_at: 1 })
+    .limit(opts.batch)
+    .lean<Intent[]>();
+  let done = 0;
+  for (const intent of due) {
+    if (!(await resourceExists(intent))) {
+      if (now - new Date(intent.created_at).getTime() > RESOURCE_WAIT_MS) await WorkflowStart.collection.deleteOne(recording(intent));
+      continue;
+    }
+    try {
+      await startNow(temporal, intent);
+    } catch (err) {
+      const outage = isTemporalUnavailable(err);
+      const backoff = Math.min(1_000 * 2 ** Math.min(intent.attempts ?? 0, 20), MAX_BACKOFF_MS);
+      await WorkflowStart.collection.updateOne(recording(intent), {
+        $set: { attempts: (intent.attempts ?? 0) + 1, last_error: String(err).slice(0, 500), ...(outage ? {} : { next_attempt_at: new Date(Date.now() + backoff) }) },
+      });
+      if (outage) {
+        pausedUntil = Date.now() + PAUSE_AFTER_OUTAGE_MS;
+        throw err;
+      }
+      log.warn({ err, workflowId: intent.workflow_id, attempts: (intent.attempts ?? 0) + 1 }, 'workflow start refused; retrying later');
+      continue;
+    }
+    await markStarted(intent);
+    // Temporal answers again: requests stop leaving their starts to the sweeper.
+    pausedUntil = 0;
+    done += 1;
+  }
+  return done;
+}
+
+/** Started intents are kept this long (to tell when a start happened), then purged by the sweeper. */
+const KEEP_STARTED_MS = 60 * 60_000;
+
+export async function purgeStartedWorkflowStarts(olderThanMs = KEEP_STARTED_MS): Promise<number> {
+  const res = await WorkflowStart.deleteMany({ started: true, started_at: { $lt: new Date(Date.now() - olderThanMs) } });
+  return res.deletedCount ?? 0;
+}
+
+export interface WorkflowStartSweeperOptions extends WorkflowStartSweepOptions {
+  intervalMs: number;
+  /** How often started intents past KEEP_STARTED_MS are purged. */
+  purgeEveryMs: number;
+}
+
+/**
+ * The sweeper loop, in every process that starts the domains (API and worker); any number may
+ * run at once (starts are idempotent). Returns a stop function that waits for the current pass.
+ */
+export function startWorkflowStartSweeper(temporal: TemporalContext, logger: Logger, opts: WorkflowStartSweeperOptions): () => Promise<void> {
+  let stopped = false;
+  let timer: NodeJS.Timeout | null = null;
+  let running: Promise<void> = Promise.resolve();
+  let lastPurge = Date.now();
+  const pass = async () => {
+    try {
+      await sweepWorkflowStarts(temporal, opts);
+    } catch (err) {
+      logger.warn({ err }, 'workflow start sweeper pass failed; will retry');
+    }
+    if (Date.now() - lastPurge >= opts.purgeEveryMs) {
+      lastPurge = Date.now();
+      await purgeStartedWorkflowStarts().catch((err) => logger.warn({ err }, 'purge of started workflow intents failed'));
+    }
+  };
+  const tick = () => {
+    running = pass().finally(() => {
+      if (!stopped) timer = setTimeout(tick, opts.intervalMs);
+    });
+  };
+  tick();
+  return async () => {
+    stopped = true;
+    if (timer) clearTimeout(timer);
+    await running;
+  };
+}
