@@ -4,18 +4,34 @@ import { disconnectDatabase } from './src/db/connection';
 import { createActivities } from './src/activities';
 import { bootProcess } from './src/services/process';
 import { ensureChainWatchers } from './src/services/chainWatcher';
+import { oldestUndispatchedEventAt } from './src/services/webhookDispatch';
+import { createWorkerMetrics } from './src/metrics/worker';
+import { MetricsServer, startMetricsServer } from './src/metrics/server';
+import { installTemporalRuntime } from './src/metrics/temporal';
 
 async function main() {
   // Activities record events and may start workflows (webhook deliveries), so the worker
   // process wires the domains with a client too.
   const { config, logger, temporal, stopDomains } = await bootProcess('worker');
+  // Before the first NativeConnection, which would create the SDK's runtime without metrics.
+  const temporalMetricsUrl = await installTemporalRuntime(config.temporalMetricsPort, logger);
+  const metrics = createWorkerMetrics({ oldestUndispatchedEventAt, logger });
+  // One scrape target: the domain metrics and, relayed from loopback, the SDK's. A port in use
+  // is logged, not fatal: payments matter more than their metrics.
+  let metricsServer: MetricsServer | null = null;
+  try {
+    metricsServer = await startMetricsServer({ register: metrics.register, host: config.host, port: config.workerMetricsPort, temporalMetricsUrl, logger });
+    logger.info({ host: config.host, port: metricsServer.port }, 'worker metrics at /metrics');
+  } catch (err) {
+    logger.error({ err, port: config.workerMetricsPort }, 'worker metrics not served (WORKER_METRICS_PORT)');
+  }
   const connection = await NativeConnection.connect({ address: config.temporal.address });
   const worker = await Worker.create({
     connection,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
     workflowsPath: require.resolve('./src/workflows'),
-    activities: createActivities({ config, logger }),
+    activities: createActivities({ config, logger, metrics }),
   });
   const stop = () => worker.shutdown();
   process.once('SIGINT', stop);
@@ -25,6 +41,7 @@ async function main() {
   // On-chain detection runs where there is a worker to run it.
   logger.info({ currencies: await ensureChainWatchers(config) }, 'chain watchers');
   await running;
+  await metricsServer?.close();
   await stopDomains();
   await connection.close();
   await temporal.connection.close();

@@ -1,17 +1,26 @@
 import type { ActivityDeps } from './deps';
 import { markInvoiceOverdue } from '../services/invoices';
 import { ChargeInput, generateSubscriptionInvoice, loadSubscriptionForBilling, syncSubscriptionState } from '../services/subscriptions';
+import { createWorkerMetrics } from '../metrics/worker';
 
 /** Activities of the billing domain. Each is idempotent: a retry never bills or records twice. */
 export function createBillingActivities(deps: ActivityDeps) {
+  const metrics = deps.metrics ?? createWorkerMetrics();
   return {
     /** pending -> overdue when still due on that date; true when the invoice is overdue. */
-    markInvoiceOverdue: (invoiceId: string, dueDate: string) => markInvoiceOverdue(invoiceId, dueDate),
+    markInvoiceOverdue: async (invoiceId: string, dueDate: string): Promise<boolean> => {
+      const outcome = await markInvoiceOverdue(invoiceId, dueDate);
+      if (outcome === 'marked') metrics.invoicesOverdue.inc();
+      return outcome !== 'not_pending';
+    },
     /** The stored subscription as plain data for the plan, or null once deleted. */
     loadSubscription: (subscriptionId: string) => loadSubscriptionForBilling(subscriptionId),
-    /** The invoice of one charge, keyed by (subscription, charge). */
-    generateSubscriptionInvoice: (subscriptionId: string, charge: ChargeInput) =>
-      generateSubscriptionInvoice(subscriptionId, charge, deps.config.invoiceDueDays),
+    /** The invoice of one charge, keyed by (subscription, charge): its id, or null (subscription gone or canceled). */
+    generateSubscriptionInvoice: async (subscriptionId: string, charge: ChargeInput): Promise<string | null> => {
+      const result = await generateSubscriptionInvoice(subscriptionId, charge, deps.config.invoiceDueDays);
+      if (result?.created) metrics.invoicesGenerated.inc({ kind: charge.kind });
+      return result?.invoiceId ?? null;
+    },
     /** Status and active phase as of `now`, with their events. */
     syncSubscriptionState: (subscriptionId: string, nowIso: string) => syncSubscriptionState(subscriptionId, nowIso),
   };

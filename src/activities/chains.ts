@@ -3,9 +3,11 @@ import type { CryptoCurrency } from '../crypto/addresses';
 import type { BlockRef, ChainClient } from '../chains/types';
 import { chainClientFor } from '../chains';
 import { chainSettings, ScanResult, scanChain } from '../services/chainWatcher';
+import { createWorkerMetrics } from '../metrics/worker';
 
 /** Activities of on-chain detection. A scan is idempotent: rescanning a block records nothing twice. */
 export function createChainActivities(deps: ActivityDeps) {
+  const metrics = deps.metrics ?? createWorkerMetrics();
   const clients = new Map<CryptoCurrency, ChainClient | null>();
   const clientFor = (currency: CryptoCurrency) => {
     if (!clients.has(currency)) clients.set(currency, chainClientFor(deps.config, currency));
@@ -16,7 +18,10 @@ export function createChainActivities(deps: ActivityDeps) {
     scanChain: async (currency: CryptoCurrency, cursor: BlockRef | null): Promise<ScanResult | null> => {
       const client = clientFor(currency);
       if (!client) return null;
-      return scanChain(client, chainSettings(deps.config, currency), cursor);
+      const result = await scanChain(client, chainSettings(deps.config, currency), cursor);
+      // A failed scan leaves the last value (Temporal's activity failure metrics show the failures).
+      metrics.chainScanLag.set({ currency }, Math.max(0, result.tipHeight - result.cursor.height));
+      return result;
     },
   };
 }

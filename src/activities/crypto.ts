@@ -1,7 +1,8 @@
 import type { ActivityDeps } from './deps';
-import { allocateTransaction, setSlippageTolerance } from '../services/allocation';
+import { allocateTransaction, AllocationConflictError, AllocationOutcome, setSlippageTolerance } from '../services/allocation';
 import { expirePaymentClaimLink } from '../services/paymentClaimLinks';
-import { isDefaultPriceOracle, priceOracleFromConfig, setPriceOracle } from '../services/priceOracle';
+import { isDefaultPriceOracle, priceOracleFromConfig, PriceUnavailableError, setPriceOracle } from '../services/priceOracle';
+import { AllocationOutcomeLabel, createWorkerMetrics } from '../metrics/worker';
 
 /** Activities of the crypto domain. Each is idempotent: a retry never applies or records twice. */
 export function createCryptoActivities(deps: ActivityDeps) {
@@ -9,13 +10,29 @@ export function createCryptoActivities(deps: ActivityDeps) {
   // The worker prices transactions here. `fixed` (the default) is what the process starts with,
   // so it is left alone: a fake oracle a test plugged in before building the worker stays.
   if (!isDefaultPriceOracle(deps.config.priceOracle)) setPriceOracle(priceOracleFromConfig(deps.config.priceOracle));
+  const metrics = deps.metrics ?? createWorkerMetrics();
+  /** One allocation, counted by its outcome; a failure is counted, then rethrown for Temporal to retry. */
+  async function allocate(txId: string): Promise<AllocationOutcome> {
+    let outcome: AllocationOutcomeLabel = 'error';
+    try {
+      const result = await allocateTransaction(txId);
+      outcome = result.status;
+      return result;
+    } catch (err) {
+      if (err instanceof AllocationConflictError) outcome = 'conflict';
+      else if (err instanceof PriceUnavailableError) outcome = 'price_unavailable';
+      throw err;
+    } finally {
+      metrics.allocations.inc({ outcome });
+    }
+  }
   return {
     /** Prices and allocates one transaction; throws (and is retried) while the oracle is down. */
-    allocateCryptoTransaction: async (txId: string) => allocateTransaction(txId),
+    allocateCryptoTransaction: async (txId: string) => allocate(txId),
     /** The same for several transactions of one customer, in order; a retry redoes only what is not done. */
     allocateCryptoTransactions: async (txIds: string[]) => {
       const out = [];
-      for (const id of txIds) out.push(await allocateTransaction(id));
+      for (const id of txIds) out.push(await allocate(id));
       return out;
     },
     /** active -> expired once past expires_at; true when the link is expired. */

@@ -7,11 +7,14 @@ import { createBillingActivities } from './billing';
 import { createCryptoActivities } from './crypto';
 import { createWebhooksActivities } from './webhooks';
 import { createChainActivities } from './chains';
+import { createWorkerMetrics } from '../metrics/worker';
 
 export type { ActivityDeps } from './deps';
 
 export function createActivities(deps: ActivityDeps) {
-  return { ...createBillingActivities(deps), ...createCryptoActivities(deps), ...createWebhooksActivities(deps), ...createChainActivities(deps) };
+  // One metrics object for every domain, so a scrape sees all their counts.
+  const all = { ...deps, metrics: deps.metrics ?? createWorkerMetrics() };
+  return { ...createBillingActivities(all), ...createCryptoActivities(all), ...createWebhooksActivities(all), ...createChainActivities(all) };
 }
 
 export type Activities = ReturnType<typeof createActivities>;

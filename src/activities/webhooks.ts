@@ -16,6 +16,7 @@ import { signWebhook } from '../crypto/webhookSignature';
 import { isIpLiteral, isPrivateAddress } from '../lib/network';
 import { newDeliveryRecord, stopDeliveriesOf } from '../services/webhookDispatch';
 import { isDuplicateKey } from '../models/errors';
+import { createWorkerMetrics, WebhookAttemptOutcome } from '../metrics/worker';
 import {
   AttemptInput,
   AttemptOutcome,
@@ -157,6 +158,7 @@ function activityAttempt(): number {
 export function createWebhooksActivities(deps: WebhookActivityDeps) {
   const agent = deps.httpsAgent ?? new https.Agent({ keepAlive: true, maxSockets: 64 });
   const timeoutMs = deps.deliveryTimeoutMs ?? DELIVERY_TIMEOUT_MS;
+  const metrics = deps.metrics ?? createWorkerMetrics();
 
   async function endDelivery(deliveryId: string, status: 'failed' | 'canceled', reason: string): Promise<void> {
     const d = await WebhookDelivery.findById(deliveryId, { status: 1 }).lean<Pick<WebhookDeliveryDoc, 'status'>>();
@@ -237,6 +239,9 @@ export function createWebhooksActivities(deps: WebhookActivityDeps) {
         response_body: http.body,
       };
       const outcome = outcomeOf(record);
+      // Counted once per request sent: an attempt answered from its record above sent nothing.
+      const counted: WebhookAttemptOutcome = outcome.result === 'succeeded' ? 'success' : outcome.result === 'disabled' ? 'disabled' : 'failure';
+      metrics.webhookAttempts.inc({ outcome: counted });
       const now = new Date();
       const summary =
         outcome.result === 'succeeded'
@@ -263,6 +268,7 @@ export function createWebhooksActivities(deps: WebhookActivityDeps) {
       }
       if (outcome.result === 'disabled') {
         deps.logger.warn({ endpointId, error: http.errorDetail }, 'webhook endpoint disabled after a connection error');
+        metrics.webhookEndpointsDisabled.inc({ reason: http.error! });
         await disableEndpoint(endpointId, http.error!);
       }
       return outcome;

@@ -1,5 +1,5 @@
 /**
- * The Koa application: error rendering, request logs, JSON bodies up to 1 MiB, public routes,
+ * The Koa application: request metrics, error rendering, request logs, JSON bodies up to 1 MiB, public routes,
  * then token auth, per-token rate limit and idempotency in front of every resource router,
  * mounted at /v1 and /api/v1.
  */
@@ -29,6 +29,9 @@ import { webhooksPages, webhooksPublicResources, webhooksResources } from './dom
 import { openapiRoutes } from './openapi/routes';
 import { methodNotAllowed } from './openapi/methodNotAllowed';
 import { docsPages } from './docs/routes';
+import { metricsRoutes } from './metrics/routes';
+import { httpMetrics } from './middleware/metrics';
+import { ApiMetrics, createApiMetrics, Limiter } from '../metrics/api';
 
 /** What route modules are built with: settings, and the limiters shared by the /v1 and /api/v1 mounts. */
 export interface RouteDeps {
@@ -45,6 +48,8 @@ export interface AppDeps {
   probes?: ReadinessProbe[];
   /** Sign-in throttling (tests pass one with other limits or a clock); one per app by default. */
   authThrottle?: AuthThrottle;
+  /** What GET /metrics serves; a fresh registry by default (one app per process in production). */
+  metrics?: ApiMetrics;
 }
 
 const RESOURCES: RouteModule[] = [
@@ -62,32 +67,37 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   app.proxy = config.trustProxy;
   app.maxIpsCount = 1;
 
+  const metrics = deps.metrics ?? createApiMetrics();
+  // Outermost, so it sees the status the error middleware rendered.
+  app.use(httpMetrics(metrics));
   app.use(errorMiddleware(logger, config.publicUrl));
-  app.use(requestLog(logger));
+  app.use(requestLog(logger, new Set(['/metrics'])));
   app.use(bodyParser({ enableTypes: ['json'], jsonLimit: '1mb', jsonStrict: false, detectJSON: () => false }));
 
   // One for both mounts, so /v1/auth and /api/v1/auth share the counts.
   const authThrottle = deps.authThrottle ?? new AuthThrottle();
+  const rejected = (limiter: Limiter) => metrics.rateLimitRejections.inc({ limiter });
   const routeDeps: RouteDeps = {
     config,
-    publicClaimLimit: rateLimit(config.publicRateLimitPerMinute, (ctx) => `public-claims:${ctx.ip}`),
-    payPageLimit: rateLimit(config.publicRateLimitPerMinute, (ctx) => `pay-page:${ctx.ip}`),
+    publicClaimLimit: rateLimit(config.publicRateLimitPerMinute, (ctx) => `public-claims:${ctx.ip}`, () => rejected('public_claims')),
+    payPageLimit: rateLimit(config.publicRateLimitPerMinute, (ctx) => `pay-page:${ctx.ip}`, () => rejected('pay_page')),
   };
 
   const root = new Router<AppState>();
   healthRoutes(root, deps.probes ?? [], logger);
+  metricsRoutes(root, metrics);
   for (const page of PAGES) page(root, routeDeps);
   app.use(root.routes());
 
   for (const prefix of ['/v1', '/api/v1']) {
     const open = new Router<AppState>({ prefix });
-    authRoutes(open, authThrottle);
+    authRoutes(open, authThrottle, rejected);
     for (const r of PUBLIC_RESOURCES) r(open, routeDeps);
     app.use(open.routes());
 
     const api = new Router<AppState>({ prefix });
     api.use(authMiddleware);
-    api.use(rateLimit(config.rateLimitPerMinute, (ctx) => ctx.state.auth!.tokenHash));
+    api.use(rateLimit(config.rateLimitPerMinute, (ctx) => ctx.state.auth!.tokenHash, () => rejected('per_token')));
     api.use(idempotency(config.publicUrl));
     for (const r of RESOURCES) r(api, routeDeps);
     app.use(api.routes());

@@ -14,6 +14,7 @@ export const CONFIG_VARIABLES = [
   'ETH_RPC_URL', 'ETH_CONFIRMATIONS', 'ETH_POLL_SECONDS', 'BTC_ESPLORA_URL', 'BTC_CONFIRMATIONS', 'BTC_POLL_SECONDS',
   'TRUST_PROXY', 'ALLOW_UNSAFE_LOCAL_SETTINGS',
   'DB_UNAVAILABLE_TIMEOUT_MS',
+  'WORKER_METRICS_PORT', 'TEMPORAL_METRICS_PORT',
 ] as const;
 
 type Env = Record<string, string | undefined>;
@@ -121,6 +122,10 @@ export function loadConfig(env: Env = process.env) {
       taskQueue: str(env, 'TEMPORAL_TASK_QUEUE', 'payments'),
     },
     rateLimitPerMinute: int(env, 'RATE_LIMIT_PER_MINUTE', 600, 1, 1_000_000),
+    /** The worker's /metrics (domain and Temporal SDK metrics), on HOST; 0: a free port, logged. */
+    workerMetricsPort: int(env, 'WORKER_METRICS_PORT', 9464, 0, 65535),
+    /** The Temporal SDK's own exporter, on loopback only: the worker's /metrics relays it. 0: a free port. */
+    temporalMetricsPort: int(env, 'TEMPORAL_METRICS_PORT', 9465, 0, 65535),
     /** Per client IP on the unauthenticated claim routes and, in a window of its own, the pay page. */
     publicRateLimitPerMinute: int(env, 'PUBLIC_RATE_LIMIT_PER_MINUTE', 60, 1, 1_000_000),
     invoiceDueDays: int(env, 'INVOICE_DUE_DAYS', 7, 0, 365),

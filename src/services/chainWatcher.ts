@@ -28,6 +28,8 @@ export interface ScanResult {
   cursor: BlockRef;
   /** The cursor reached the tip: the workflow sleeps one poll interval. */
   caughtUp: boolean;
+  /** The node's tip height when the scan began (tip minus cursor is the watcher's lag). */
+  tipHeight: number;
   pollMs: number;
   /** Chain payments recorded as crypto transactions by this scan. */
   recorded: number;
@@ -172,7 +174,7 @@ export async function scanChain(client: ChainClient, settings: ChainSettings, cu
   if (next.height !== cursor?.height || next.hash !== cursor?.hash) {
     await ChainCursor.updateOne({ _id: currency }, { $set: { height: next.height, hash: next.hash } }, { upsert: true });
   }
-  return { cursor: next, caughtUp: next.height >= tip.height, pollMs: settings.pollSeconds * 1000, recorded };
+  return { cursor: next, caughtUp: next.height >= tip.height, tipHeight: tip.height, pollMs: settings.pollSeconds * 1000, recorded };
 }
 
 /** Starts the watcher workflow of every currency with a configured node (already running: left alone). */

@@ -145,22 +145,25 @@ export async function deleteInvoice(scope: Scope, id: string): Promise<void> {
   await closeDueWatch(id);
 }
 
+/** `marked`: this call moved the invoice to overdue; `was_overdue`: an earlier call did (a retry). */
+export type OverdueOutcome = 'marked' | 'was_overdue' | 'not_pending';
+
 /**
  * Used by the due-date workflow's activity: pending -> overdue only if the invoice is still
  * pending with that due date. Idempotent: a retry re-records nothing (keyed event).
  */
-export async function markInvoiceOverdue(invoiceId: string, dueDate: string): Promise<boolean> {
+export async function markInvoiceOverdue(invoiceId: string, dueDate: string): Promise<OverdueOutcome> {
   const updated = await Invoice.findOneAndUpdate(
     { _id: invoiceId, status: 'pending', due_date: dueDate },
     { $set: { status: 'overdue' } },
     { returnDocument: 'after' },
   ).lean<InvoiceDoc>();
   const invoice = updated ?? (await Invoice.findById(invoiceId).lean<InvoiceDoc>());
-  if (!invoice || invoice.status !== 'overdue' || invoice.due_date !== dueDate) return false;
+  if (!invoice || invoice.status !== 'overdue' || invoice.due_date !== dueDate) return 'not_pending';
   await recordEvent({ accountId: invoice.account_id, sandbox: invoice.sandbox ?? null }, 'invoice.overdue', invoiceEventPayload(invoice), {
     idempotencyKey: `invoice.overdue:${invoiceId}:${dueDate}`,
   });
-  return true;
+  return updated ? 'marked' : 'was_overdue';
 }
 
 /** Price deletes take their line items with them (spec cascade table). */

@@ -274,8 +274,15 @@ export interface ChargeInput {
   total: string;
 }
 
-/** Idempotent: the invoice is keyed by (subscription, charge); a retry finds it and re-records nothing. */
-export async function generateSubscriptionInvoice(subscriptionId: string, charge: ChargeInput, invoiceDueDays: number): Promise<string | null> {
+/**
+ * Idempotent: the invoice is keyed by (subscription, charge); a retry finds it and re-records
+ * nothing. `created` is false when it found the invoice (so a retry is not counted twice).
+ */
+export async function generateSubscriptionInvoice(
+  subscriptionId: string,
+  charge: ChargeInput,
+  invoiceDueDays: number,
+): Promise<{ invoiceId: string; created: boolean } | null> {
   const sub = await Subscription.findById(subscriptionId).lean<SubscriptionDoc>();
   if (!sub || sub.status === 'canceled') return null;
   const scope: Scope = { accountId: sub.account_id, sandbox: sub.sandbox ?? null };
@@ -285,6 +292,7 @@ export async function generateSubscriptionInvoice(subscriptionId: string, charge
   const invoiceId = derivedId(ID_PREFIX.invoice, billingKey);
   // Insert first: on Temporal's first try nothing exists yet, so a read would be wasted.
   let invoice: InvoiceDoc | null = null;
+  let created = true;
   try {
     invoice = (
       await createListed(Invoice, scope, {
@@ -303,6 +311,7 @@ export async function generateSubscriptionInvoice(subscriptionId: string, charge
     ).toObject() as InvoiceDoc;
   } catch (err) {
     if (!isDuplicateKey(err)) throw err;
+    created = false;
     invoice = await Invoice.findById(invoiceId).lean<InvoiceDoc>();
   }
   if (!invoice) return null;
@@ -316,7 +325,7 @@ export async function generateSubscriptionInvoice(subscriptionId: string, charge
     );
   }
   if (invoice.status === 'pending') await watchDueDate(invoice);
-  return invoice._id;
+  return { invoiceId: invoice._id, created };
 }
 
 /** Moves status and the active phase to what the plan says at `now`, with keyed events. */

@@ -142,6 +142,15 @@ export async function sweepUndispatchedEvents(temporal: TemporalContext, opts: {
   return done;
 }
 
+/**
+ * When the oldest event still waiting for its deliveries to start was written, or null. The
+ * sweeper's query shape: the boolean equality is pushed down to FerretDB's index, then sorted.
+ */
+export async function oldestUndispatchedEventAt(): Promise<Date | null> {
+  const oldest = await Event.findOne({ dispatched: false }, { timestamp: 1 }).sort({ timestamp: 1 }).lean<Pick<EventDoc, 'timestamp'>>();
+  return oldest ? new Date(oldest.timestamp) : null;
+}
+
 /** Ends the waiting deliveries of an endpoint that was disabled or deleted. Best effort: a missed one ends at its next attempt. */
 export async function stopDeliveriesOf(client: Client | null, endpointId: string, reason: 'endpoint_disabled' | 'endpoint_deleted'): Promise<void> {
   if (!client) return;

@@ -11,8 +11,11 @@ export function loggedPath(path: string): string {
   return SECRET_PATHS.reduce((p, re) => p.replace(re, '$1[redacted]'), path);
 }
 
-/** A request id (taken from X-Request-Id when sane) and one log line per request. */
-export function requestLog(logger: Logger) {
+/**
+ * A request id (taken from X-Request-Id when sane) and one log line per request, except the
+ * successful answers on `quietPaths` (a scrape every few seconds would drown the log).
+ */
+export function requestLog(logger: Logger, quietPaths: ReadonlySet<string> = new Set()) {
   return async (ctx: Ctx, next: Next) => {
     const incoming = ctx.get('X-Request-Id');
     ctx.state.requestId = /^[\w.-]{1,100}$/.test(incoming) ? incoming : crypto.randomUUID();
@@ -21,7 +24,7 @@ export function requestLog(logger: Logger) {
     try {
       await next();
     } finally {
-      logger.info(
+      if (!(quietPaths.has(ctx.path) && ctx.status < 400)) logger.info(
         { requestId: ctx.state.requestId, method: ctx.method, path: loggedPath(ctx.path), status: ctx.status, ms: Math.round(performance.now() - start) },
         'request',
       );
