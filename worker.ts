@@ -33,9 +33,13 @@ async function main() {
     workflowsPath: require.resolve('./src/workflows'),
     activities: createActivities({ config, logger, metrics }),
   });
-  const stop = () => worker.shutdown();
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+  // The SDK's runtime also shuts the worker down on SIGINT/SIGTERM, and an operator may press
+  // Ctrl-C twice: shutting down is asked for once, whatever the number of signals.
+  const stop = () => {
+    if (worker.getState() === 'RUNNING') worker.shutdown();
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
   logger.info({ taskQueue: config.temporal.taskQueue }, 'worker running');
   const running = worker.run();
   // On-chain detection runs where there is a worker to run it.

@@ -12,9 +12,9 @@ export const CONFIG_VARIABLES = [
   'TEMPORAL_TASK_QUEUE', 'RATE_LIMIT_PER_MINUTE', 'INVOICE_DUE_DAYS', 'SLIPPAGE_TOLERANCE',
   'WEBHOOK_ALLOW_PRIVATE_NETWORKS', 'CLAIM_VERIFICATION', 'CLAIM_CHALLENGE_HMAC_KEY', 'PRICE_ORACLE', 'COINGECKO_URL', 'COINGECKO_API_KEY',
   'ETH_RPC_URL', 'ETH_CONFIRMATIONS', 'ETH_POLL_SECONDS', 'BTC_ESPLORA_URL', 'BTC_CONFIRMATIONS', 'BTC_POLL_SECONDS',
-  'TRUST_PROXY', 'ALLOW_UNSAFE_LOCAL_SETTINGS',
-  'DB_UNAVAILABLE_TIMEOUT_MS',
+  'TRUST_PROXY', 'ALLOW_UNSAFE_LOCAL_SETTINGS', 'PUBLIC_RATE_LIMIT_PER_MINUTE', 'DRAIN_TIMEOUT_MS',
   'WORKER_METRICS_PORT', 'TEMPORAL_METRICS_PORT',
+  'DB_UNAVAILABLE_TIMEOUT_MS',
 ] as const;
 
 type Env = Record<string, string | undefined>;
@@ -126,6 +126,8 @@ export function loadConfig(env: Env = process.env) {
     workerMetricsPort: int(env, 'WORKER_METRICS_PORT', 9464, 0, 65535),
     /** The Temporal SDK's own exporter, on loopback only: the worker's /metrics relays it. 0: a free port. */
     temporalMetricsPort: int(env, 'TEMPORAL_METRICS_PORT', 9465, 0, 65535),
+    /** On SIGTERM/SIGINT the API lets requests in flight finish for at most this long. */
+    drainTimeoutMs: int(env, 'DRAIN_TIMEOUT_MS', 10_000, 0, 600_000),
     /** Per client IP on the unauthenticated claim routes and, in a window of its own, the pay page. */
     publicRateLimitPerMinute: int(env, 'PUBLIC_RATE_LIMIT_PER_MINUTE', 60, 1, 1_000_000),
     invoiceDueDays: int(env, 'INVOICE_DUE_DAYS', 7, 0, 365),
