@@ -30,7 +30,15 @@ if [[ -z "${MONGODB_URI:-}" ]]; then
     ensure_postgres
     log "starting PostgreSQL (data in $DATA/postgres) and FerretDB on 127.0.0.1:$MONGO_PORT"
   fi
-  start_embedded_db "$MONGO_PORT" "$DATA" "$LOGS"
+  if [[ "${EMBEDDED_DB:-postgresql}" == sqlite ]]; then
+    start_ferretdb_sqlite() { start_ferretdb "$MONGO_PORT" "$DATA/ferretdb" "$LOGS/ferretdb.log" sqlite; }
+    supervise ferretdb start_ferretdb_sqlite
+  else
+    start_pg() { start_postgres "$DATA/postgres" "$LOGS/postgres.log"; }
+    start_ferretdb_pg() { start_ferretdb "$MONGO_PORT" "$DATA/ferretdb" "$LOGS/ferretdb.log" postgresql "$PG_FERRETDB_URL"; }
+    supervise postgresql start_pg
+    supervise ferretdb start_ferretdb_pg
+  fi
   export MONGODB_URI="mongodb://127.0.0.1:$MONGO_PORT/payments"
 else
   log "using MONGODB_URI from the environment"
@@ -39,7 +47,8 @@ fi
 if [[ "${TEMPORAL_ADDRESS}" == "127.0.0.1:$TEMPORAL_PORT" ]]; then
   if port_open "$TEMPORAL_PORT"; then log "port $TEMPORAL_PORT is busy: set TEMPORAL_PORT or TEMPORAL_ADDRESS"; exit 1; fi
   log "starting Temporal dev server on $TEMPORAL_ADDRESS (UI on $TEMPORAL_UI_PORT)"
-  start_temporal_dev "$TEMPORAL_PORT" "$TEMPORAL_UI_PORT" "$DATA/temporal/temporal.db" "$LOGS/temporal.log"
+  start_temporal() { start_temporal_dev "$TEMPORAL_PORT" "$TEMPORAL_UI_PORT" "$DATA/temporal/temporal.db" "$LOGS/temporal.log"; }
+  supervise temporal start_temporal
 else
   log "using TEMPORAL_ADDRESS=$TEMPORAL_ADDRESS from the environment"
 fi
@@ -47,14 +56,17 @@ fi
 if [[ "${DEV_CHAIN:-}" == "1" && -z "${ETH_RPC_URL:-}" ]]; then
   ETH_PORT="${ETH_PORT:-8545}"
   log "starting a local Ethereum development chain (ganache, a block every 2 s) on 127.0.0.1:$ETH_PORT"
-  start_dev_chain "$ETH_PORT" "$LOGS/ganache.log" --miner.blockTime 2
+  start_chain() { start_dev_chain "$ETH_PORT" "$LOGS/ganache.log" --miner.blockTime 2; }
+  supervise ganache start_chain
   export ETH_CONFIRMATIONS="${ETH_CONFIRMATIONS:-2}" ETH_POLL_SECONDS="${ETH_POLL_SECONDS:-2}"
 fi
 
 log "starting worker"
-start_bg "$LOGS/worker.log" node --import tsx "$ROOT/worker.ts" >/dev/null
+start_worker() { start_bg "$LOGS/worker.log" node --import tsx "$ROOT/worker.ts" >/dev/null; }
+supervise worker start_worker
 log "starting API on port $PORT"
-start_bg "$LOGS/api.log" node --import tsx "$ROOT/src/api/server.ts" >/dev/null
+start_api() { start_bg "$LOGS/api.log" node --import tsx "$ROOT/src/api/server.ts" >/dev/null; }
+supervise api start_api
 wait_for_http "http://127.0.0.1:$PORT/readyz" api 120 || { tail -n 30 "$LOGS/api.log" "$LOGS/worker.log" >&2; exit 1; }
 
 cat <<MSG
@@ -72,10 +84,6 @@ ${ETH_RPC_URL:+  ETH node     $ETH_RPC_URL (watched: ${ETH_CONFIRMATIONS:-12} co
   Ctrl-C stops everything.
 MSG
 
-# Stop everything if any part dies.
-while true; do
-  for pid in "${PIDS[@]}"; do
-    if ! kill -0 "$pid" 2>/dev/null; then log "a process ($pid) exited; see $LOGS/"; exit 1; fi
-  done
-  sleep 2
-done
+# A part that dies is restarted (with backoff); the others keep serving. Only Ctrl-C, or a part
+# failing again and again, stops everything (scripts/lib.sh: supervise_forever).
+supervise_forever "$LOGS"
