@@ -7,9 +7,11 @@
  */
 import { condition, continueAsNew, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import { ACTIVITY_HEARTBEAT_TIMEOUT } from '../temporal/activityOptions';
 import { ALLOCATION_BATCH, ALLOCATION_IDLE_MS, ALLOCATION_RUN_LIMIT, allocateSignal, AllocationWorkflowInput } from '../temporal/cryptoDefinitions';
 
 const { allocateCryptoTransactions } = proxyActivities<Activities>({
+  heartbeatTimeout: ACTIVITY_HEARTBEAT_TIMEOUT,
   startToCloseTimeout: '5 minutes',
   retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '5 minutes' },
 });

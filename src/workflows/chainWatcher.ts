@@ -6,9 +6,11 @@
  */
 import { condition, continueAsNew, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import { ACTIVITY_HEARTBEAT_TIMEOUT } from '../temporal/activityOptions';
 import { CHAIN_WATCHER_RUN_LIMIT, chainCursorQuery, chainPollNowSignal, ChainWatcherInput } from '../temporal/cryptoDefinitions';
 
 const { scanChain } = proxyActivities<Activities>({
+  heartbeatTimeout: ACTIVITY_HEARTBEAT_TIMEOUT,
   startToCloseTimeout: '5 minutes',
   // The node is down or answered mid-reorg: try again, backing off up to a minute.
   retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute' },

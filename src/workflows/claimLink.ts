@@ -4,9 +4,11 @@
  */
 import { condition, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import { ACTIVITY_HEARTBEAT_TIMEOUT } from '../temporal/activityOptions';
 import { claimLinkClosedSignal, ClaimLinkInput } from '../temporal/cryptoDefinitions';
 
 const { expirePaymentClaimLink } = proxyActivities<Activities>({
+  heartbeatTimeout: ACTIVITY_HEARTBEAT_TIMEOUT,
   startToCloseTimeout: '1 minute',
   retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumInterval: '10 minutes' },
 });

@@ -5,10 +5,12 @@
  */
 import { condition, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import { ACTIVITY_HEARTBEAT_TIMEOUT } from '../temporal/activityOptions';
 import { dueDateChangedSignal, invoiceClosedSignal, InvoiceDueInput } from '../temporal/invoiceDefinitions';
 import { overdueAt } from '../billing/dueDate';
 
 const { markInvoiceOverdue } = proxyActivities<Activities>({
+  heartbeatTimeout: ACTIVITY_HEARTBEAT_TIMEOUT,
   startToCloseTimeout: '1 minute',
   retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumInterval: '10 minutes' },
 });

@@ -7,6 +7,7 @@
  */
 import { condition, continueAsNew, proxyActivities, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import { ACTIVITY_HEARTBEAT_TIMEOUT } from '../temporal/activityOptions';
 import { BillingPlan, invoicedCharges, nextBillingAfter, nextWakeAfter, statusAt, activePhaseIndex, upcomingCharges } from '../billing/schedule';
 import { toBillingPlan } from '../billing/subscriptionPlan';
 import {
@@ -18,6 +19,7 @@ import {
 } from '../temporal/subscriptionDefinitions';
 
 const acts = proxyActivities<Activities>({
+  heartbeatTimeout: ACTIVITY_HEARTBEAT_TIMEOUT,
   startToCloseTimeout: '1 minute',
   retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '5 minutes' },
 });

@@ -5,6 +5,7 @@
  */
 import { condition, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import { ACTIVITY_HEARTBEAT_TIMEOUT } from '../temporal/activityOptions';
 import {
   AttemptOutcome,
   DeliveryResult,
@@ -15,6 +16,7 @@ import {
 } from '../temporal/webhookDefinitions';
 
 const { deliverWebhookAttempt, endWebhookDelivery } = proxyActivities<Activities>({
+  heartbeatTimeout: ACTIVITY_HEARTBEAT_TIMEOUT,
   // 10 s of HTTP plus database reads and writes.
   startToCloseTimeout: '1 minute',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '5 minutes' },
