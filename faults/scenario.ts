@@ -1,0 +1,74 @@
+/** What every fault scenario is given and what it reports. */
+import { randomBytes } from 'node:crypto';
+import mongoose from 'mongoose';
+import { connectDatabase, disconnectDatabase } from '../src/db/connection';
+import { createAccount } from '../src/services/accounts';
+import { appProcesses, ManagedProcess } from './stack';
+import { apiClient, ApiClient } from './client';
+
+export interface ScenarioContext {
+  /** A MongoDB-wire server URL without a database name; each scenario uses a database of its own. */
+  mongoServerUrl: string;
+  temporalAddress: string;
+  /** Logs of the processes the scenario starts. */
+  runDir: string;
+  /** Progress lines (stderr). */
+  progress: (line: string) => void;
+}
+
+export interface ScenarioResult {
+  name: string;
+  operations: number;
+  lost: number;
+  doubled: number;
+  recoveredSeconds: number;
+  /** What was found, one line each (printed under the summary line). */
+  details: string[];
+}
+
+/** `fault <name>: <n> operations, <lost> lost, <doubled> doubled, recovered in <s> s` */
+export function summaryLine(r: ScenarioResult): string {
+  return `fault ${r.name}: ${r.operations} operations, ${r.lost} lost, ${r.doubled} doubled, recovered in ${r.recoveredSeconds.toFixed(1)} s`;
+}
+
+export interface ScenarioApp {
+  api: ManagedProcess;
+  worker: ManagedProcess;
+  apiUrl: string;
+  client: ApiClient;
+  accountId: string;
+  token: string;
+  /** Stops the processes, drops the database, disconnects. */
+  close: () => Promise<void>;
+}
+
+/**
+ * An API and a worker of their own (own database, own task queue), a fresh account made the way
+ * the CLI makes it, and this process connected to the same database to check invariants.
+ */
+export async function startScenarioApp(ctx: ScenarioContext, name: string, extraEnv: Record<string, string> = {}): Promise<ScenarioApp> {
+  const suffix = `${name}_${randomBytes(4).toString('hex')}`;
+  const mongodbUri = `${ctx.mongoServerUrl}/faults_${suffix}`;
+  const taskQueue = `faults-${suffix}`;
+  const { api, worker, apiUrl } = await appProcesses({ mongodbUri, temporalAddress: ctx.temporalAddress, taskQueue, runDir: ctx.runDir, extraEnv });
+  await connectDatabase(mongodbUri);
+  await worker.start();
+  await api.start();
+  const account = await createAccount({ email: `faults-${suffix}@example.com`, password: 'a-long-password' });
+  const client = apiClient(() => apiUrl, account.token);
+  return {
+    api,
+    worker,
+    apiUrl,
+    client,
+    accountId: account.account_id,
+    token: account.token,
+    close: async () => {
+      await Promise.all([api.stop('SIGTERM'), worker.stop('SIGTERM')]);
+      await mongoose.connection.db?.dropDatabase().catch(() => undefined);
+      await disconnectDatabase();
+    },
+  };
+}
+
+export const seconds = (fromMs: number) => (Date.now() - fromMs) / 1000;

@@ -1,0 +1,185 @@
+/**
+ * The processes a fault scenario kills and restarts, run exactly as `npm start` runs them
+ * (`node --import tsx worker.ts`, `node --import tsx src/api/server.ts`, the FerretDB and
+ * Temporal dev server binaries), each with its own log file.
+ */
+import { spawn, ChildProcess } from 'node:child_process';
+import { closeSync, openSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+
+export const ROOT = join(__dirname, '..');
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Polls `check` until it is true; throws with `what` after `timeoutMs`. */
+export async function waitUntil(what: string, check: () => Promise<boolean> | boolean, timeoutMs: number, everyMs = 250): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await Promise.resolve().then(check).catch(() => false)) return;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(everyMs);
+  }
+}
+
+export interface ProcessSpec {
+  name: string;
+  command: string;
+  args: string[];
+  env: Record<string, string | undefined>;
+  log: string;
+  /** True once the process serves (a port answers, a log line appeared). */
+  ready: () => Promise<boolean>;
+  readyTimeoutMs?: number;
+}
+
+/** One supervised-by-the-scenario process: start, kill (any signal), start again. */
+export class ManagedProcess {
+  private child: ChildProcess | null = null;
+  private exited: Promise<number | null> = Promise.resolve(null);
+  restarts = 0;
+
+  constructor(readonly spec: ProcessSpec) {}
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  get running(): boolean {
+    return !!this.child && this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  async start(): Promise<void> {
+    if (this.running) throw new Error(`${this.spec.name} is already running`);
+    const fd = openSync(this.spec.log, 'a');
+    const child = spawn(this.spec.command, this.spec.args, { cwd: ROOT, env: this.spec.env as NodeJS.ProcessEnv, stdio: ['ignore', fd, fd] });
+    closeSync(fd);
+    this.child = child;
+    this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+    const timeout = this.spec.readyTimeoutMs ?? 120_000;
+    const deadline = Date.now() + timeout;
+    while (!(await this.spec.ready().catch(() => false))) {
+      if (!this.running) throw new Error(`${this.spec.name} exited while starting; log ${this.spec.log}:\n${tail(this.spec.log)}`);
+      if (Date.now() > deadline) throw new Error(`${this.spec.name} not ready within ${timeout} ms; log ${this.spec.log}:\n${tail(this.spec.log)}`);
+      await sleep(200);
+    }
+  }
+
+  /** Sends `signal` and waits for the exit; the exit code (null when killed by the signal). */
+  async stop(signal: NodeJS.Signals = 'SIGTERM', timeoutMs = 30_000): Promise<number | null> {
+    if (!this.running) return this.exited;
+    this.child!.kill(signal);
+    const timer = setTimeout(() => this.child?.kill('SIGKILL'), timeoutMs);
+    const code = await this.exited;
+    clearTimeout(timer);
+    return code;
+  }
+
+  kill9(): Promise<number | null> {
+    return this.stop('SIGKILL');
+  }
+
+  async restart(signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+    await this.stop(signal);
+    this.restarts += 1;
+    await this.start();
+  }
+
+  /** Resolves with the exit code when the process exits on its own. */
+  waitForExit(): Promise<number | null> {
+    return this.exited;
+  }
+}
+
+export function tail(file: string, lines = 25): string {
+  try {
+    return readFileSync(file, 'utf8').split('\n').slice(-lines).join('\n');
+  } catch {
+    return '(no log)';
+  }
+}
+
+export async function httpOk(url: string): Promise<boolean> {
+  const res = await fetch(url, { signal: AbortSignal.timeout(2_000) });
+  await res.arrayBuffer();
+  return res.ok;
+}
+
+export function logContains(file: string, text: string): boolean {
+  try {
+    return readFileSync(file, 'utf8').includes(text);
+  } catch {
+    return false;
+  }
+}
+
+export interface AppEnv {
+  mongodbUri: string;
+  temporalAddress: string;
+  taskQueue: string;
+  runDir: string;
+  extraEnv?: Record<string, string>;
+}
+
+/** The API and the worker of one scenario: their own database and task queue on the shared servers. */
+export async function appProcesses(opts: AppEnv): Promise<{ api: ManagedProcess; worker: ManagedProcess; apiUrl: string }> {
+  const port = await freePort();
+  const env = {
+    ...process.env,
+    MONGODB_URI: opts.mongodbUri,
+    TEMPORAL_ADDRESS: opts.temporalAddress,
+    TEMPORAL_TASK_QUEUE: opts.taskQueue,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    PUBLIC_URL: `http://127.0.0.1:${port}`,
+    LOG_LEVEL: 'info',
+    RATE_LIMIT_PER_MINUTE: '1000000',
+    WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+    CLAIM_VERIFICATION: 'true',
+    // Free ports: several workers may run at once (tests, other scenarios).
+    WORKER_METRICS_PORT: '0',
+    TEMPORAL_METRICS_PORT: '0',
+    ...opts.extraEnv,
+  };
+  const apiUrl = `http://127.0.0.1:${port}`;
+  const apiLog = join(opts.runDir, `api-${opts.taskQueue}.log`);
+  const workerLog = join(opts.runDir, `worker-${opts.taskQueue}.log`);
+  const api = new ManagedProcess({
+    name: 'api',
+    command: process.execPath,
+    args: ['--import', 'tsx', join(ROOT, 'src/api/server.ts')],
+    env,
+    log: apiLog,
+    ready: () => httpOk(`${apiUrl}/readyz`),
+  });
+  let workerStarts = 0;
+  const worker = new ManagedProcess({
+    name: 'worker',
+    command: process.execPath,
+    args: ['--import', 'tsx', join(ROOT, 'worker.ts')],
+    env,
+    log: workerLog,
+    // Each start logs "worker running" once more: ready when the log holds one per start.
+    ready: async () => {
+      const runs = (readFileSync(workerLog, 'utf8').match(/worker running/g) ?? []).length;
+      return runs > workerStarts;
+    },
+  });
+  const start = worker.start.bind(worker);
+  worker.start = async () => {
+    await start();
+    workerStarts += 1;
+  };
+  return { api, worker, apiUrl };
+}
