@@ -67,15 +67,4 @@ export function apiClient(baseUrl: () => string, token: string, opts: { deadline
 
 export type ApiClient = ReturnType<typeof apiClient>;
 
-/** Runs fn over items, `lanes` at a time. */
-export async function pool<T>(items: T[], lanes: number, fn: (item: T, index: number) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(lanes, items.length) }, async () => {
-      while (next < items.length) {
-        const i = next++;
-        await fn(items[i], i);
-      }
-    }),
-  );
-}
+export { pool } from '../bench/support';

@@ -5,6 +5,7 @@
  * The workflow id is derived from (event, endpoint) and REJECT_DUPLICATE refuses a second
  * run even after the first closed, so both paths together start each delivery exactly once.
  */
+import { runPeriodically } from '../lib/periodic';
 import type { Logger } from 'pino';
 import { Client, ScheduleAlreadyRunning, ScheduleOverlapPolicy } from '@temporalio/client';
 import { startOnce } from '../temporal/startOnce';
@@ -199,11 +200,8 @@ export interface SweeperOptions {
  * retrying until Temporal answers. Returns a stop function that waits for the current pass.
  */
 export function startSweeper(temporal: TemporalContext, logger: Logger, opts: SweeperOptions): () => Promise<void> {
-  let stopped = false;
-  let timer: NodeJS.Timeout | null = null;
-  let running: Promise<void> = Promise.resolve();
   let scheduleReady = !opts.retentionSchedule;
-  const pass = async () => {
+  return runPeriodically(async () => {
     if (!scheduleReady) {
       try {
         await ensureRetentionSchedule(temporal);
@@ -217,16 +215,5 @@ export function startSweeper(temporal: TemporalContext, logger: Logger, opts: Sw
     } catch (err) {
       logger.warn({ err }, 'webhook sweeper pass failed; will retry');
     }
-  };
-  const tick = () => {
-    running = pass().finally(() => {
-      if (!stopped) timer = setTimeout(tick, opts.intervalMs);
-    });
-  };
-  tick();
-  return async () => {
-    stopped = true;
-    if (timer) clearTimeout(timer);
-    await running;
-  };
+  }, opts.intervalMs);
 }

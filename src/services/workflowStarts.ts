@@ -16,6 +16,7 @@
  * transaction ids are allocated at most once; a due date re-sent re-arms the same timer).
  * Without a Temporal client (plain API tests) nothing is recorded and nothing is started.
  */
+import { runPeriodically } from '../lib/periodic';
 import { randomBytes } from 'node:crypto';
 import mongoose from 'mongoose';
 import pino, { type Logger } from 'pino';
@@ -260,11 +261,8 @@ export interface WorkflowStartSweeperOptions extends WorkflowStartSweepOptions {
  * run at once (starts are idempotent). Returns a stop function that waits for the current pass.
  */
 export function startWorkflowStartSweeper(temporal: TemporalContext, logger: Logger, opts: WorkflowStartSweeperOptions): () => Promise<void> {
-  let stopped = false;
-  let timer: NodeJS.Timeout | null = null;
-  let running: Promise<void> = Promise.resolve();
   let lastPurge = Date.now();
-  const pass = async () => {
+  return runPeriodically(async () => {
     try {
       await sweepWorkflowStarts(temporal, opts);
     } catch (err) {
@@ -274,16 +272,5 @@ export function startWorkflowStartSweeper(temporal: TemporalContext, logger: Log
       lastPurge = Date.now();
       await purgeStartedWorkflowStarts().catch((err) => logger.warn({ err }, 'purge of started workflow intents failed'));
     }
-  };
-  const tick = () => {
-    running = pass().finally(() => {
-      if (!stopped) timer = setTimeout(tick, opts.intervalMs);
-    });
-  };
-  tick();
-  return async () => {
-    stopped = true;
-    if (timer) clearTimeout(timer);
-    await running;
-  };
+  }, opts.intervalMs);
 }
