@@ -32,6 +32,9 @@ async function main() {
     taskQueue: config.temporal.taskQueue,
     workflowsPath: require.resolve('./src/workflows'),
     activities: createActivities({ config, logger, metrics }),
+    // Each cached workflow keeps a V8 context (about 1 MiB): 1,000 subscriptions took the worker
+    // past 1 GiB. Evicted ones are replayed from their (short) history when they next wake.
+    maxCachedWorkflows: config.workerMaxCachedWorkflows,
   });
   // The SDK's runtime also shuts the worker down on SIGINT/SIGTERM, and an operator may press
   // Ctrl-C twice: shutting down is asked for once, whatever the number of signals.

@@ -13,7 +13,7 @@ export const CONFIG_VARIABLES = [
   'WEBHOOK_ALLOW_PRIVATE_NETWORKS', 'CLAIM_VERIFICATION', 'CLAIM_CHALLENGE_HMAC_KEY', 'PRICE_ORACLE', 'COINGECKO_URL', 'COINGECKO_API_KEY',
   'ETH_RPC_URL', 'ETH_CONFIRMATIONS', 'ETH_POLL_SECONDS', 'BTC_ESPLORA_URL', 'BTC_CONFIRMATIONS', 'BTC_POLL_SECONDS',
   'TRUST_PROXY', 'ALLOW_UNSAFE_LOCAL_SETTINGS', 'PUBLIC_RATE_LIMIT_PER_MINUTE', 'DRAIN_TIMEOUT_MS',
-  'WORKER_METRICS_PORT', 'TEMPORAL_METRICS_PORT',
+  'WORKER_METRICS_PORT', 'TEMPORAL_METRICS_PORT', 'WORKER_MAX_CACHED_WORKFLOWS',
   'DB_UNAVAILABLE_TIMEOUT_MS',
 ] as const;
 
@@ -124,6 +124,8 @@ export function loadConfig(env: Env = process.env) {
     rateLimitPerMinute: int(env, 'RATE_LIMIT_PER_MINUTE', 600, 1, 1_000_000),
     /** The worker's /metrics (domain and Temporal SDK metrics), on HOST; 0: a free port, logged. */
     workerMetricsPort: int(env, 'WORKER_METRICS_PORT', 9464, 0, 65535),
+    /** Workflows the worker keeps in memory between tasks (the rest are replayed when they wake). */
+    workerMaxCachedWorkflows: int(env, 'WORKER_MAX_CACHED_WORKFLOWS', 400, 0, 100_000),
     /** The Temporal SDK's own exporter, on loopback only: the worker's /metrics relays it. 0: a free port. */
     temporalMetricsPort: int(env, 'TEMPORAL_METRICS_PORT', 9465, 0, 65535),
     /** On SIGTERM/SIGINT the API lets requests in flight finish for at most this long. */
