@@ -4,8 +4,8 @@ import { pingTemporal } from '../temporal/client';
 import { createApp } from './app';
 import { bootProcess } from '../services/process';
 
-/** How long requests already received get to be read before the listener closes. */
-const READ_GRACE_MS = 250;
+/** How long no request must be in flight before the listener closes. */
+const QUIET_MS = 300;
 
 async function main() {
   const { config, logger, temporal, stopDomains } = await bootProcess('api');
@@ -20,13 +20,18 @@ async function main() {
   const server = app.listen(config.port, config.host, () => {
     logger.info({ url: `http://${config.host}:${config.port}` }, 'api listening');
   });
-  // Graceful drain. Requests whose bytes have arrived are read first (a short grace: closing at
-  // once would drop sockets accepted but not yet parsed, which Node counts as idle); then the
-  // listener closes (new connections are refused from then on) and idle keep-alive connections
-  // with it; requests in flight finish, at most DRAIN_TIMEOUT_MS; then the database and Temporal
-  // are let go. Responses sent while draining carry `Connection: close`.
+  // Graceful drain: requests keep being served (responses carry `Connection: close`) until none
+  // has been in flight for QUIET_MS, at most DRAIN_TIMEOUT_MS; then the listener closes (new
+  // connections are refused from then on) with the idle keep-alive connections, and the database
+  // and Temporal are let go. Closing the listener at once would also drop sockets accepted but not
+  // yet read (Node counts them idle): under load that reset half of 60 requests sent just before.
   let draining = false;
+  let inFlight = 0;
   server.on('request', (_req, res) => {
+    inFlight += 1;
+    res.once('close', () => {
+      inFlight -= 1;
+    });
     if (draining) res.setHeader('Connection', 'close');
   });
   let stopping: Promise<void> | null = null;
@@ -34,14 +39,17 @@ async function main() {
     stopping ??= (async () => {
       draining = true;
       logger.info({ drainMs: config.drainTimeoutMs }, 'api stopping: draining requests in flight');
-      await new Promise((resolve) => setTimeout(resolve, READ_GRACE_MS));
+      const deadline = Date.now() + config.drainTimeoutMs;
+      let quietSince = Date.now();
+      while (Date.now() < deadline) {
+        if (inFlight > 0) quietSince = Date.now();
+        else if (Date.now() - quietSince >= QUIET_MS) break;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      if (inFlight > 0) logger.warn({ inFlight }, 'api drain timed out: closing the remaining connections');
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      const timer = setTimeout(() => {
-        logger.warn('api drain timed out: closing the remaining connections');
-        server.closeAllConnections();
-      }, config.drainTimeoutMs);
+      server.closeAllConnections();
       await closed;
-      clearTimeout(timer);
       await stopDomains().catch(() => undefined);
       await temporal.connection.close().catch(() => undefined);
       await disconnectDatabase().catch(() => undefined);
