@@ -46,6 +46,10 @@ class PrivateAddressError extends Error {
   code = 'PRIVATE_ADDRESS';
 }
 
+/** Errors of a reused keep-alive socket that the other side had already closed. */
+const STALE_SOCKET_CODES = new Set(['ECONNRESET', 'EPIPE']);
+/** The agent may hand out several stale sockets in a row. */
+const MAX_STALE_SOCKET_RETRIES = 3;
 const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'EAI_NONAME', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'ECONNABORTED', 'EADDRNOTAVAIL']);
 
 /** Connection error (refused, reset before a response, DNS failure) disables; timeouts and TLS errors retry. */
@@ -103,40 +107,50 @@ export function postWebhook(
       fail(new PrivateAddressError(`${host} is a private address`));
       return;
     }
+    let req: ReturnType<typeof https.request>;
     timer = setTimeout(() => {
       finish({ statusCode: null, error: 'timeout', errorDetail: `no complete response within ${opts.timeoutMs} ms`, body: null });
       req.destroy();
     }, opts.timeoutMs);
-    const req = https.request(
-      target,
-      {
-        method: 'POST',
-        agent: opts.agent,
-        lookup: guardedLookup(opts.allowPrivate),
-        headers: { ...headers, 'Content-Length': String(Buffer.byteLength(body)) },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        res.on('data', (c: Buffer) => {
-          if (size < RESPONSE_SNIPPET_BYTES) chunks.push(c);
-          size += c.length;
-        });
-        const done = () =>
-          finish({
-            statusCode: res.statusCode ?? null,
-            error: null,
-            errorDetail: null,
-            body: Buffer.concat(chunks).subarray(0, RESPONSE_SNIPPET_BYTES).toString('utf8'),
+    const send = (staleRetries: number) => {
+      req = https.request(
+        target,
+        {
+          method: 'POST',
+          agent: opts.agent,
+          lookup: guardedLookup(opts.allowPrivate),
+          headers: { ...headers, 'Content-Length': String(Buffer.byteLength(body)) },
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          let size = 0;
+          res.on('data', (c: Buffer) => {
+            if (size < RESPONSE_SNIPPET_BYTES) chunks.push(c);
+            size += c.length;
           });
-        res.on('end', done);
-        // The status arrived; a body cut short does not change what the receiver answered.
-        res.on('error', done);
-        res.on('aborted', done);
-      },
-    );
-    req.on('error', fail);
-    req.end(body);
+          const done = () =>
+            finish({
+              statusCode: res.statusCode ?? null,
+              error: null,
+              errorDetail: null,
+              body: Buffer.concat(chunks).subarray(0, RESPONSE_SNIPPET_BYTES).toString('utf8'),
+            });
+          res.on('end', done);
+          // The status arrived; a body cut short does not change what the receiver answered.
+          res.on('error', done);
+          res.on('aborted', done);
+        },
+      );
+      req.on('error', (err: NodeJS.ErrnoException) => {
+        // A kept-alive socket the receiver closed meanwhile fails at once: not the endpoint being
+        // down (which disables it), so the request goes again on another socket (Node's advice;
+        // receivers dedupe on the event id).
+        if (!settled && req.reusedSocket && STALE_SOCKET_CODES.has(err.code ?? '') && staleRetries > 0) send(staleRetries - 1);
+        else fail(err);
+      });
+      req.end(body);
+    };
+    send(MAX_STALE_SOCKET_RETRIES);
   });
 }
 
