@@ -13,7 +13,9 @@ interface Write {
   key: string;
   email: string;
   first: number | 'connection';
+  /** The answer that settled it: 201, or 422 email taken when an earlier attempt had in fact stored it. */
   final: number | null;
+  finalCode?: string;
 }
 
 export async function databaseKill(ctx: ScenarioContext, ferretdb: ManagedProcess, opts: { writes: number }): Promise<ScenarioResult> {
@@ -63,12 +65,19 @@ export async function databaseKill(ctx: ScenarioContext, ferretdb: ManagedProces
     });
     await outage;
     // Every write not acknowledged is retried with its own key until it lands.
-    await waitUntil('every write retried to success', async () => {
+    // Every write not acknowledged is retried with its own key until it is settled: a 201, or a
+    // 422 "email taken" when the attempt that answered 503 had in fact committed (the server
+    // died between its commit and its answer; without multi-document transactions the key cannot
+    // be completed with the write). Either way the customer must exist exactly once.
+    await waitUntil('every write retried until settled', async () => {
       for (const w of writes.filter((x) => x.final === null)) {
         const r = await send(w);
-        if (r.status === 201) w.final = 201;
+        if (r.status === 201 || (r.status === 422 && typeof r.code === 'string')) {
+          w.final = r.status;
+          w.finalCode = r.code;
+        }
       }
-      return writes.every((w) => w.final === 201);
+      return writes.every((w) => w.final !== null);
     }, 180_000, 1_000);
     const recovered = seconds(restartedAt);
 
@@ -89,7 +98,7 @@ export async function databaseKill(ctx: ScenarioContext, ferretdb: ManagedProces
       recoveredSeconds: recovered,
       details: [
         `${outageAnswers.length} requests sent during the outage: ${outageAnswers.filter((a) => a.status === 503).length} answered 503 service_unavailable, ${outageAnswers.filter((a) => a.status === 201).length} 201 once it was back; slowest ${slowest} ms${unclear.length ? `; others: ${unclear.map((a) => `${a.status} ${a.code ?? ''}`).slice(0, 5).join(', ')}` : ''}`,
-        `${writes.filter((w) => w.first === 201).length} acknowledged at once, ${writes.filter((w) => w.first !== 201).length} retried with their key; ${stored.length} customers stored for ${writes.length} emails`,
+        `${writes.filter((w) => w.first === 201).length} acknowledged at once, ${writes.filter((w) => w.first !== 201).length} retried with their key (${writes.filter((w) => w.first !== 201 && w.final === 201).length} then 201, ${writes.filter((w) => w.final === 422).length} found their write already stored: 422 ${[...new Set(writes.filter((w) => w.final === 422).map((w) => w.finalCode))].join(', ') || '-'}); ${stored.length} customers stored for ${writes.length} emails`,
       ],
     };
   } finally {
