@@ -395,7 +395,6 @@ export async function settleStaleInvoiceSlot(invoiceId: string): Promise<void> {
 
 /** Manual allocation (`POST /v1/crypto_transactions/:id/allocations`). */
 export async function allocateManually(
-  scope: Scope,
   tx: CryptoTransactionDoc,
   loadInvoice: () => Promise<InvoiceDoc>,
   amountApplied: string | undefined,

@@ -168,5 +168,5 @@ export async function createManualAllocation(scope: Scope, id: string, input: { 
   const tx = await findCryptoTransaction(scope, id);
   const loadInvoice = () => findInvoice(scope, input.invoice_id, 'invoice_id');
   await loadInvoice();
-  return presentCryptoTransaction(await allocateManually(scope, tx, loadInvoice, input.amount_applied));
+  return presentCryptoTransaction(await allocateManually(tx, loadInvoice, input.amount_applied));
 }
