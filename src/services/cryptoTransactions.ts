@@ -12,6 +12,7 @@ import { Scope, scopeFilter, findInScope } from '../models/scope';
 import { isDuplicateKey } from '../models/errors';
 import { newId, ID_PREFIX } from '../lib/ids';
 import { ApiError } from '../lib/errors';
+import { parseDateTime } from '../lib/dates';
 import { cryptoAmountError } from '../crypto/amounts';
 import { presentCryptoTransaction } from '../presenters/cryptoTransaction';
 import { findCryptoAddress, requireCurrency } from './cryptoAddresses';
@@ -46,8 +47,7 @@ function dedupeKey(scope: Scope, currency: string, transactionId: string, addres
 
 function parseTimestamp(value: string | undefined): Date {
   if (value === undefined) return new Date();
-  const d = new Date(value);
-  if (!/^\d{4}-\d{2}-\d{2}T/.test(value) || Number.isNaN(d.getTime())) throw ApiError.validation('timestamp', 'must be an ISO 8601 date-time');
+  const d = parseDateTime(value, 'timestamp');
   if (d.getTime() > Date.now() + FUTURE_SKEW_MS) throw ApiError.validation('timestamp', 'cannot be in the future');
   return d;
 }

@@ -16,6 +16,7 @@ import { Price, PriceDoc } from '../models/price';
 import { Scope, scopeFilter, findInScope, inScope } from '../models/scope';
 import { newId, ID_PREFIX } from '../lib/ids';
 import { ApiError } from '../lib/errors';
+import { parseDateTime } from '../lib/dates';
 import { cryptoAmountError, formatCryptoAmount, Dec } from '../crypto/amounts';
 import { explorerFor, isSupportedCurrency, validateAddress, CryptoCurrency } from '../crypto/addresses';
 import { centsToAmount, sumAmounts, subtractAmounts } from '../billing/money';
@@ -168,8 +169,7 @@ export async function createPaymentClaimLink(scope: Scope, input: PaymentClaimLi
   if (!Number.isInteger(maxUses) || maxUses <= 0) throw ApiError.invalid('Max uses must be greater than 0', 'max_uses', { max_uses: ['must be greater than 0'] });
   let expiresAt = new Date(Date.now() + DAY_MS);
   if (input.expires_at !== undefined) {
-    expiresAt = new Date(input.expires_at);
-    if (!/^\d{4}-\d{2}-\d{2}T/.test(input.expires_at) || Number.isNaN(expiresAt.getTime())) throw ApiError.validation('expires_at', 'must be an ISO 8601 date-time');
+    expiresAt = parseDateTime(input.expires_at, 'expires_at');
     if (expiresAt.getTime() <= Date.now()) throw ApiError.validation('expires_at', 'must be in the future');
   }
   if (input.price_id) {

@@ -12,6 +12,7 @@ import { Scope, scopeFilter, findInScope } from '../models/scope';
 import { isDuplicateKey } from '../models/errors';
 import { newId, derivedId, ID_PREFIX } from '../lib/ids';
 import { ApiError } from '../lib/errors';
+import { parseInstant } from '../lib/dates';
 import { centsToAmount, parseAmount, toAmount } from '../billing/money';
 import { dateWindowViolation, validatePhases } from '../billing/phases';
 import { toBillingPlan, StoredSubscription } from '../billing/subscriptionPlan';
@@ -44,19 +45,6 @@ export interface SubscriptionInput {
   proration_behavior?: ProrationBehavior;
   billing_cycle_anchor?: string | null;
   phases: PhaseInput[];
-}
-
-const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
-const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/;
-
-/** `YYYY-MM-DD` (midnight UTC) or a full ISO 8601 instant. */
-export function parseInstant(value: string, param: string): Date {
-  const ok = DATE_ONLY.test(value) || ISO.test(value);
-  const d = new Date(DATE_ONLY.test(value) ? `${value}T00:00:00Z` : value);
-  if (!ok || Number.isNaN(d.getTime()) || (DATE_ONLY.test(value) && d.toISOString().slice(0, 10) !== value)) {
-    throw ApiError.invalid(`${param} must be a date (YYYY-MM-DD) or an ISO 8601 timestamp`, param, { [param]: ['is not a valid date'] });
-  }
-  return d;
 }
 
 function phaseRuleError(message: string, rule: string): ApiError {
