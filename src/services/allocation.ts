@@ -21,7 +21,7 @@
 import { createHash } from 'node:crypto';
 import { AllocationSlot, AllocationSlotDoc, CryptoTransaction, CryptoTransactionDoc } from '../models/cryptoTransaction';
 import { isDuplicateKey } from '../models/errors';
-import { Invoice, InvoiceDoc, InvoiceStatus } from '../models/invoice';
+import { Invoice, InvoiceDoc, OPEN_INVOICE_STATUSES } from '../models/invoice';
 import { inScope, Scope } from '../models/scope';
 import { ApiError } from '../lib/errors';
 import { ID_PREFIX, randomHex } from '../lib/ids';
@@ -38,7 +38,6 @@ import { workflowIds } from '../temporal/workflowIds';
 import { allocateSignal } from '../temporal/cryptoDefinitions';
 import type { allocationWorkflow } from '../workflows/allocation';
 
-const OPEN: InvoiceStatus[] = ['pending', 'overdue'];
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
 let slippage = '0.005';
@@ -141,7 +140,7 @@ export async function allocateTransaction(txId: string, opts: { now?: Date; atte
     const remaining = compareAmounts(tx.usd_value!, applied) > 0 ? subtractAmounts(tx.usd_value!, applied) : '0.00';
 
     const open: (OpenInvoice & { doc: InvoiceDoc })[] = invoices
-      .filter((i) => OPEN.includes(i.status) && !touched.has(i._id))
+      .filter((i) => OPEN_INVOICE_STATUSES.includes(i.status) && !touched.has(i._id))
       .map((i) => ({ id: i._id, due_date: i.due_date, created_at: new Date(i.created_at).toISOString(), balance: balanceOf(i), total: i.total_amount, doc: i }));
     const plan = allocatePayment({ paymentUsd: remaining, openInvoices: open, slippage, mode: tx.customer_id ? 'customer' : 'account' });
 
@@ -318,7 +317,7 @@ async function settleManualAllocation(txId: string, entry: Entry): Promise<'appl
       const slotId = `${invoice._id}#${entries.length}`;
       const slot = await AllocationSlot.findById(slotId).lean<AllocationSlotDoc>();
       if (slot?.allocation_id === entry._id) {
-        if (OPEN.includes(invoice.status)) {
+        if (OPEN_INVOICE_STATUSES.includes(invoice.status)) {
           const r = await applyCryptoAllocation(invoice._id, invoiceEntryOf(txId, entry), { amount_paid: invoice.amount_paid ?? '0.00', status: invoice.status });
           if (r.result !== 'conflict') return 'completed';
         }
@@ -400,7 +399,7 @@ export async function allocateManually(
   amountApplied: string | undefined,
 ): Promise<CryptoTransactionDoc> {
   let invoice = await loadInvoice();
-  if (!OPEN.includes(invoice.status)) throw ApiError.invalid('Invoice is not open (pending or overdue)', 'invoice_id');
+  if (!OPEN_INVOICE_STATUSES.includes(invoice.status)) throw ApiError.invalid('Invoice is not open (pending or overdue)', 'invoice_id');
   if (!tx.allocated_at) {
     // Automatic allocation comes first (it may already pay this invoice); with Temporal it is the workflow's job.
     if (hasTemporal()) throw ApiError.conflict('allocation_in_progress', 'The transaction is still being allocated; retry shortly', 'id');
@@ -412,13 +411,13 @@ export async function allocateManually(
     }
     tx = (await CryptoTransaction.findById(tx._id).lean<CryptoTransactionDoc>())!;
     invoice = await loadInvoice();
-    if (!OPEN.includes(invoice.status)) throw ApiError.invalid('Invoice is not open (pending or overdue)', 'invoice_id');
+    if (!OPEN_INVOICE_STATUSES.includes(invoice.status)) throw ApiError.invalid('Invoice is not open (pending or overdue)', 'invoice_id');
   } else if (staleManualEntries(tx).length > 0) {
     // An earlier manual allocation of this transaction may have died half-way: settle it first.
     await settleStaleReservations(tx);
     tx = (await CryptoTransaction.findById(tx._id).lean<CryptoTransactionDoc>())!;
     invoice = await loadInvoice();
-    if (!OPEN.includes(invoice.status)) throw ApiError.invalid('Invoice is not open (pending or overdue)', 'invoice_id');
+    if (!OPEN_INVOICE_STATUSES.includes(invoice.status)) throw ApiError.invalid('Invoice is not open (pending or overdue)', 'invoice_id');
   }
   const available = tx.unallocated_amount ?? '0.00';
   const balance = balanceOf(invoice);

@@ -2,7 +2,7 @@
  * Invoices: persist, record the event, and keep the due-date workflow in step
  * (started for open invoices, re-armed when the due date moves, ended when closed).
  */
-import { Invoice, InvoiceDoc, InvoiceStatus } from '../models/invoice';
+import { Invoice, InvoiceDoc, InvoiceStatus, OPEN_INVOICE_STATUSES } from '../models/invoice';
 import { AllocationSlot, AllocationSlotDoc } from '../models/cryptoTransaction';
 import { isDuplicateKey } from '../models/errors';
 import { Price, PriceDoc } from '../models/price';
@@ -40,7 +40,6 @@ export function setSubscriptionCheck(check: SubscriptionCheck): void {
   subscriptionExists = check;
 }
 
-const OPEN: InvoiceStatus[] = ['pending', 'overdue'];
 
 function checkDueDate(due: string): string {
   if (!isCalendarDate(due)) throw ApiError.validation('due_date', 'must be a date in YYYY-MM-DD form');
@@ -134,7 +133,7 @@ export async function updateInvoice(scope: Scope, id: string, input: { status?: 
   await recordEvent(scope, 'invoice.updated', invoiceEventPayload(invoice));
   if (input.status === 'paid' && before.status !== 'paid') await recordEvent(scope, 'invoice.paid', invoiceEventPayload(invoice));
   if (invoice.status === 'pending') await watchDueDate(invoice, changes.due_date !== undefined && changes.due_date !== before.due_date);
-  else if (!OPEN.includes(invoice.status)) await closeDueWatch(invoice._id);
+  else if (!OPEN_INVOICE_STATUSES.includes(invoice.status)) await closeDueWatch(invoice._id);
   return presentInvoice(invoice);
 }
 

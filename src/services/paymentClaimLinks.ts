@@ -11,7 +11,7 @@ import { PaymentClaim, PaymentClaimDoc } from '../models/paymentClaim';
 import { ClaimChallengeKey, SpentClaimSolution } from '../models/claimChallenge';
 import { CryptoAddress, CryptoAddressDoc } from '../models/cryptoAddress';
 import { Wallet, WalletDoc } from '../models/wallet';
-import { Invoice, InvoiceDoc } from '../models/invoice';
+import { Invoice, InvoiceDoc, OPEN_INVOICE_STATUSES } from '../models/invoice';
 import { Price, PriceDoc } from '../models/price';
 import { Scope, scopeFilter, findInScope, inScope } from '../models/scope';
 import { newId, ID_PREFIX } from '../lib/ids';
@@ -287,7 +287,7 @@ export async function getPublicPaymentClaimLink(secret: string) {
   const scope: Scope = { accountId: link.account_id, sandbox: link.sandbox ?? null };
   const sandbox = scope.sandbox !== null;
   const addresses = await payToAddresses(link);
-  const open = (await Invoice.find({ customer_id: link.customer_id, status: { $in: ['pending', 'overdue'] } }).lean<InvoiceDoc[]>())
+  const open = (await Invoice.find({ customer_id: link.customer_id, status: { $in: [...OPEN_INVOICE_STATUSES] } }).lean<InvoiceDoc[]>())
     .filter((i) => inScope(i, scope))
     .sort((a, b) => (a.due_date < b.due_date ? -1 : a.due_date > b.due_date ? 1 : 0));
   const invoices = open.map((i) => ({ id: i._id, due_date: i.due_date, total_amount: i.total_amount, amount_due: subtractAmounts(i.total_amount, i.amount_paid ?? '0.00') }));
