@@ -18,13 +18,12 @@
  * In production allocations of one customer also run one after another in one workflow per
  * customer (workflows/allocation.ts), so conflicts are rare.
  */
-import { createHash } from 'node:crypto';
 import { AllocationSlot, AllocationSlotDoc, CryptoTransaction, CryptoTransactionDoc } from '../models/cryptoTransaction';
 import { isDuplicateKey } from '../models/errors';
 import { Invoice, InvoiceDoc, OPEN_INVOICE_STATUSES } from '../models/invoice';
 import { inScope, Scope } from '../models/scope';
 import { ApiError } from '../lib/errors';
-import { ID_PREFIX, randomHex } from '../lib/ids';
+import { derivedId, ID_PREFIX, randomHex } from '../lib/ids';
 import { allocatePayment, OpenInvoice } from '../crypto/allocation';
 import { Dec, usdValue } from '../crypto/amounts';
 import { sumAmounts, subtractAmounts, compareAmounts } from '../billing/money';
@@ -38,7 +37,6 @@ import { workflowIds } from '../temporal/workflowIds';
 import { allocateSignal } from '../temporal/cryptoDefinitions';
 import type { allocationWorkflow } from '../workflows/allocation';
 
-const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
 let slippage = '0.005';
 /** SLIPPAGE_TOLERANCE from config (set at start-up by the crypto domain and the activities). */
@@ -46,12 +44,9 @@ export function setSlippageTolerance(value: string): void {
   slippage = value;
 }
 
-/** Allocation ids derived from what they allocate, so a replay reuses the same id. */
+/** Allocation ids derived from what they allocate (parts joined by `|`), so a replay reuses the same id. */
 export function allocationIdFor(...parts: string[]): string {
-  const digest = createHash('sha256').update(parts.join('|')).digest();
-  let out = '';
-  for (let i = 0; out.length < 24; i++) out += BASE62[digest[i] % 62];
-  return ID_PREFIX.allocation + out;
+  return derivedId(ID_PREFIX.allocation, parts.join('|'));
 }
 
 /** Workflow key: the paying customer, or the account and scope for account-wallet payments. */
