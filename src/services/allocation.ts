@@ -21,7 +21,7 @@
 import { AllocationSlot, AllocationSlotDoc, CryptoTransaction, CryptoTransactionDoc } from '../models/cryptoTransaction';
 import { isDuplicateKey } from '../models/errors';
 import { Invoice, InvoiceDoc, OPEN_INVOICE_STATUSES } from '../models/invoice';
-import { inScope, Scope } from '../models/scope';
+import { inScope, scopeFilter, scopeOfDoc } from '../models/scope';
 import { ApiError } from '../lib/errors';
 import { derivedId, ID_PREFIX, randomHex } from '../lib/ids';
 import { allocatePayment, OpenInvoice } from '../crypto/allocation';
@@ -56,7 +56,6 @@ export function allocationKey(tx: Pick<CryptoTransactionDoc, 'customer_id' | 'ac
 
 export class AllocationConflictError extends Error {}
 
-const scopeOfDoc = (d: { account_id: string; sandbox?: string | null }): Scope => ({ accountId: d.account_id, sandbox: d.sandbox ?? null });
 
 /** Sets `usd_value` (at the transaction's timestamp) once. PriceUnavailableError when the oracle cannot answer. */
 export async function ensurePriced(tx: CryptoTransactionDoc): Promise<CryptoTransactionDoc> {
@@ -78,7 +77,7 @@ async function candidateInvoices(tx: CryptoTransactionDoc): Promise<InvoiceDoc[]
   const found = tx.customer_id
     ? await Invoice.find({ customer_id: tx.customer_id }).lean<InvoiceDoc[]>()
     // Every status, as for a customer: a replay must see the invoices an interrupted attempt already paid.
-    : await Invoice.find({ account_id: tx.account_id, sandbox: tx.sandbox ?? null }).lean<InvoiceDoc[]>();
+    : await Invoice.find(scopeFilter(scope)).lean<InvoiceDoc[]>();
   return found.filter((i) => inScope(i, scope));
 }
 

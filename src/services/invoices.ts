@@ -7,7 +7,7 @@ import { AllocationSlot, AllocationSlotDoc } from '../models/cryptoTransaction';
 import { isDuplicateKey } from '../models/errors';
 import { Price, PriceDoc } from '../models/price';
 import { Product, ProductDoc } from '../models/product';
-import { Scope, scopeFilter, findInScope } from '../models/scope';
+import { Scope, scopeFilter, scopeOfDoc, findInScope } from '../models/scope';
 import { newId, ID_PREFIX } from '../lib/ids';
 import { ApiError } from '../lib/errors';
 import { centsToAmount, multiplyAmount, parseAmount, sumAmounts, toAmount } from '../billing/money';
@@ -159,7 +159,7 @@ export async function markInvoiceOverdue(invoiceId: string, dueDate: string): Pr
   ).lean<InvoiceDoc>();
   const invoice = updated ?? (await Invoice.findById(invoiceId).lean<InvoiceDoc>());
   if (!invoice || invoice.status !== 'overdue' || invoice.due_date !== dueDate) return 'not_pending';
-  await recordEvent({ accountId: invoice.account_id, sandbox: invoice.sandbox ?? null }, 'invoice.overdue', invoiceEventPayload(invoice), {
+  await recordEvent(scopeOfDoc(invoice), 'invoice.overdue', invoiceEventPayload(invoice), {
     idempotencyKey: `invoice.overdue:${invoiceId}:${dueDate}`,
   });
   return updated ? 'marked' : 'was_overdue';
@@ -190,7 +190,7 @@ export function cryptoAllocationsOf(invoice: InvoiceDoc): InvoiceCryptoAllocatio
 
 async function recordInvoicePaidFor(invoice: InvoiceDoc, allocationId: string): Promise<void> {
   if (invoice.status !== 'paid') return;
-  await recordEvent({ accountId: invoice.account_id, sandbox: invoice.sandbox ?? null }, 'invoice.paid', invoiceEventPayload(invoice), {
+  await recordEvent(scopeOfDoc(invoice), 'invoice.paid', invoiceEventPayload(invoice), {
     idempotencyKey: `invoice.paid:${invoice._id}:${allocationId}`,
   });
   await closeDueWatch(invoice._id);

@@ -13,7 +13,7 @@ import { CryptoAddress, CryptoAddressDoc } from '../models/cryptoAddress';
 import { Wallet, WalletDoc } from '../models/wallet';
 import { Invoice, InvoiceDoc, OPEN_INVOICE_STATUSES } from '../models/invoice';
 import { Price, PriceDoc } from '../models/price';
-import { Scope, scopeFilter, findInScope, inScope } from '../models/scope';
+import { Scope, scopeFilter, scopeOfDoc, findInScope, inScope } from '../models/scope';
 import { newId, ID_PREFIX } from '../lib/ids';
 import { ApiError } from '../lib/errors';
 import { parseDateTime } from '../lib/dates';
@@ -257,7 +257,7 @@ export async function paymentClaimLinkExists(secret: string): Promise<boolean> {
 
 /** Where the customer can pay: the customer's wallet addresses, else the account wallet's. */
 async function payToAddresses(link: PaymentClaimLinkDoc): Promise<CryptoAddressDoc[]> {
-  const scope: Scope = { accountId: link.account_id, sandbox: link.sandbox ?? null };
+  const scope = scopeOfDoc(link);
   const wallets = (await Wallet.find({ owner_id: { $in: [link.customer_id, link.account_id] } }).lean<WalletDoc[]>()).filter((w) => inScope(w, scope));
   const customerWallet = wallets.find((w) => w.owner_type === 'customer' && w.owner_id === link.customer_id);
   const accountWallet = wallets.find((w) => w.owner_type === 'account');
@@ -284,7 +284,7 @@ export async function getPublicPaymentClaimLink(secret: string) {
     const status = effectiveLinkStatus(link);
     return { object: 'payment_claim_link', status, usable: false, expired: status === 'expired' } satisfies ClosedPublicLink;
   }
-  const scope: Scope = { accountId: link.account_id, sandbox: link.sandbox ?? null };
+  const scope = scopeOfDoc(link);
   const sandbox = scope.sandbox !== null;
   const addresses = await payToAddresses(link);
   const open = (await Invoice.find({ customer_id: link.customer_id, status: { $in: [...OPEN_INVOICE_STATUSES] } }).lean<InvoiceDoc[]>())
@@ -379,7 +379,7 @@ export async function submitPaymentClaim(secret: string, input: PublicClaimInput
     }
     link = fresh;
   }
-  const scope: Scope = { accountId: link.account_id, sandbox: link.sandbox ?? null };
+  const scope = scopeOfDoc(link);
   const claim = (
     await PaymentClaim.create({
       _id: newId(ID_PREFIX.paymentClaim),

@@ -8,7 +8,7 @@ import { Invoice, InvoiceDoc } from '../models/invoice';
 import { Price, PriceDoc } from '../models/price';
 import { Product, ProductDoc } from '../models/product';
 import { Event, EventDoc } from '../models/event';
-import { Scope, scopeFilter, findInScope } from '../models/scope';
+import { Scope, scopeFilter, scopeOfDoc, findInScope } from '../models/scope';
 import { isDuplicateKey } from '../models/errors';
 import { newId, derivedId, ID_PREFIX } from '../lib/ids';
 import { ApiError } from '../lib/errors';
@@ -273,7 +273,7 @@ export async function generateSubscriptionInvoice(
 ): Promise<{ invoiceId: string; created: boolean } | null> {
   const sub = await Subscription.findById(subscriptionId).lean<SubscriptionDoc>();
   if (!sub || sub.status === 'canceled') return null;
-  const scope: Scope = { accountId: sub.account_id, sandbox: sub.sandbox ?? null };
+  const scope = scopeOfDoc(sub);
   const billingKey = `${subscriptionId}:${charge.key}`;
   // The invoice id derives from the billing key: lookups stay on `_id` (FerretDB's fast path)
   // and a second insert of the same charge is a duplicate key, not a second invoice.
@@ -321,7 +321,7 @@ export async function syncSubscriptionState(subscriptionId: string, nowIso: stri
   const sub = await Subscription.findById(subscriptionId).lean<SubscriptionDoc>();
   if (!sub) return 'deleted';
   if (sub.status === 'canceled') return 'canceled';
-  const scope: Scope = { accountId: sub.account_id, sandbox: sub.sandbox ?? null };
+  const scope = scopeOfDoc(sub);
   const now = new Date(nowIso);
   const plan = toBillingPlan(sub);
   const status = statusAt(plan, now);
