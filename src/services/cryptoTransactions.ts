@@ -58,7 +58,7 @@ export async function findCryptoTransaction(scope: Scope, id: string, param = 'i
   return tx;
 }
 
-export interface RecordOptions {
+export interface RecordTransactionOptions {
   source: TransactionSource;
   paymentClaimId?: string;
   /** Block time of an on-chain payment (input.timestamp is for API callers). */
@@ -74,7 +74,7 @@ export interface RecordOptions {
 export async function recordCryptoTransaction(
   scope: Scope,
   input: CryptoTransactionInput,
-  opts: RecordOptions = { source: 'manual_entry' },
+  opts: RecordTransactionOptions = { source: 'manual_entry' },
 ): Promise<CryptoTransactionDoc> {
   const address = await findCryptoAddress(scope, input.to_address_id, 'to_address_id');
   const currency = requireCurrency(input.currency_code ?? input.currency);
