@@ -5,6 +5,7 @@
  * ALTCHA proof-of-work challenge, claim submission) lives here too.
  */
 import { createHash, randomBytes } from 'node:crypto';
+import * as altchaV1 from 'altcha-lib/v1';
 import { PaymentClaimLink, PaymentClaimLinkDoc, PaymentClaimLinkSecret, PaymentClaimLinkUse } from '../models/paymentClaimLink';
 import { isDuplicateKey } from '../models/errors';
 import { PaymentClaim, PaymentClaimDoc } from '../models/paymentClaim';
@@ -48,9 +49,8 @@ interface SolutionPayload {
   salt: string;
   signature: string;
 }
-// altcha-lib exposes the classic API at the `altcha-lib/v1` subpath, which `moduleResolution: node` cannot type.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const altcha = require('altcha-lib/v1') as AltchaV1;
+// The classic API at the `altcha-lib/v1` subpath (typed by src/types/altcha-lib-v1.d.ts), used through this narrower shape.
+const altcha = altchaV1 as unknown as AltchaV1;
 
 export interface ClaimChallenge {
   algorithm: string;
