@@ -27,9 +27,8 @@ export function createCryptoActivities(deps: ActivityDeps) {
     }
   }
   return {
-    /** Prices and allocates one transaction; throws (and is retried) while the oracle is down. */
-    allocateCryptoTransaction: async (txId: string) => allocate(txId),
-    /** The same for several transactions of one customer, in order; a retry redoes only what is not done. */
+    /** Prices and allocates several transactions of one customer, in order; throws (and is retried)
+     *  while the oracle is down, and a retry redoes only what is not done. */
     allocateCryptoTransactions: async (txIds: string[]) => {
       const out = [];
       for (const id of txIds) out.push(await allocate(id));

@@ -23,9 +23,9 @@ import { customerRoutes } from './customers/routes';
 import { productRoutes } from './products/routes';
 import { priceRoutes } from './prices/routes';
 import { walletRoutes } from './wallets/routes';
-import { billingPages, billingPublicResources, billingResources } from './domains/billing';
+import { billingResources } from './domains/billing';
 import { cryptoPages, cryptoPublicResources, cryptoResources } from './domains/crypto';
-import { webhooksPages, webhooksPublicResources, webhooksResources } from './domains/webhooks';
+import { webhooksResources } from './domains/webhooks';
 import { openapiRoutes } from './openapi/routes';
 import { methodNotAllowed } from './openapi/methodNotAllowed';
 import { docsPages } from './docs/routes';
@@ -56,8 +56,8 @@ const RESOURCES: RouteModule[] = [
   meRoutes, accountRoutes, customerRoutes, productRoutes, priceRoutes, walletRoutes,
   ...billingResources, ...cryptoResources, ...webhooksResources,
 ];
-const PUBLIC_RESOURCES: RouteModule[] = [openapiRoutes, ...billingPublicResources, ...cryptoPublicResources, ...webhooksPublicResources];
-const PAGES: RouteModule[] = [docsPages, ...billingPages, ...cryptoPages, ...webhooksPages];
+const PUBLIC_RESOURCES: RouteModule[] = [openapiRoutes, ...cryptoPublicResources];
+const PAGES: RouteModule[] = [docsPages, ...cryptoPages];
 
 export function createApp(deps: AppDeps): Koa<AppState> {
   const { config, logger } = deps;

@@ -14,7 +14,6 @@ const PAGE_CONCURRENCY = 4;
 const SATS_PER_BTC_DIGITS = 8;
 
 const HASH_RE = /^[0-9a-f]{64}$/;
-const HEIGHT_RE = /^(0|[1-9][0-9]*)$/;
 
 export interface EsploraClientOptions {
   /** Per request, body included (default 10 s). */

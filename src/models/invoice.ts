@@ -4,6 +4,8 @@ import { listSlotFields, indexListSlots } from './listCounter';
 
 export const INVOICE_STATUSES = ['pending', 'paid', 'overdue', 'canceled'] as const;
 export type InvoiceStatus = (typeof INVOICE_STATUSES)[number];
+/** Statuses of an invoice that can still be paid. */
+export const OPEN_INVOICE_STATUSES: readonly InvoiceStatus[] = ['pending', 'overdue'];
 
 const lineItemSchema = new Schema(
   {

@@ -11,6 +11,11 @@ export function scopeFilter(scope: Scope): { account_id: string; sandbox: string
   return { account_id: scope.accountId, sandbox: scope.sandbox };
 }
 
+/** The scope a stored document belongs to. */
+export function scopeOfDoc(doc: { account_id: string; sandbox?: string | null }): Scope {
+  return { accountId: doc.account_id, sandbox: doc.sandbox ?? null };
+}
+
 /** Fields every scoped document carries. */
 export const scopedFields = {
   _id: { type: String, required: true },

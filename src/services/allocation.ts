@@ -18,13 +18,12 @@
  * In production allocations of one customer also run one after another in one workflow per
  * customer (workflows/allocation.ts), so conflicts are rare.
  */
-import { createHash } from 'node:crypto';
 import { AllocationSlot, AllocationSlotDoc, CryptoTransaction, CryptoTransactionDoc } from '../models/cryptoTransaction';
 import { isDuplicateKey } from '../models/errors';
-import { Invoice, InvoiceDoc, InvoiceStatus } from '../models/invoice';
-import { inScope, Scope } from '../models/scope';
+import { Invoice, InvoiceDoc, OPEN_INVOICE_STATUSES } from '../models/invoice';
+import { inScope, scopeFilter, scopeOfDoc } from '../models/scope';
 import { ApiError } from '../lib/errors';
-import { ID_PREFIX, randomHex } from '../lib/ids';
+import { derivedId, ID_PREFIX, randomHex } from '../lib/ids';
 import { allocatePayment, OpenInvoice } from '../crypto/allocation';
 import { Dec, usdValue } from '../crypto/amounts';
 import { sumAmounts, subtractAmounts, compareAmounts } from '../billing/money';
@@ -38,8 +37,6 @@ import { workflowIds } from '../temporal/workflowIds';
 import { allocateSignal } from '../temporal/cryptoDefinitions';
 import type { allocationWorkflow } from '../workflows/allocation';
 
-const OPEN: InvoiceStatus[] = ['pending', 'overdue'];
-const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
 let slippage = '0.005';
 /** SLIPPAGE_TOLERANCE from config (set at start-up by the crypto domain and the activities). */
@@ -47,12 +44,9 @@ export function setSlippageTolerance(value: string): void {
   slippage = value;
 }
 
-/** Allocation ids derived from what they allocate, so a replay reuses the same id. */
+/** Allocation ids derived from what they allocate (parts joined by `|`), so a replay reuses the same id. */
 export function allocationIdFor(...parts: string[]): string {
-  const digest = createHash('sha256').update(parts.join('|')).digest();
-  let out = '';
-  for (let i = 0; out.length < 24; i++) out += BASE62[digest[i] % 62];
-  return ID_PREFIX.allocation + out;
+  return derivedId(ID_PREFIX.allocation, parts.join('|'));
 }
 
 /** Workflow key: the paying customer, or the account and scope for account-wallet payments. */
@@ -62,7 +56,6 @@ export function allocationKey(tx: Pick<CryptoTransactionDoc, 'customer_id' | 'ac
 
 export class AllocationConflictError extends Error {}
 
-const scopeOfDoc = (d: { account_id: string; sandbox?: string | null }): Scope => ({ accountId: d.account_id, sandbox: d.sandbox ?? null });
 
 /** Sets `usd_value` (at the transaction's timestamp) once. PriceUnavailableError when the oracle cannot answer. */
 export async function ensurePriced(tx: CryptoTransactionDoc): Promise<CryptoTransactionDoc> {
@@ -84,7 +77,7 @@ async function candidateInvoices(tx: CryptoTransactionDoc): Promise<InvoiceDoc[]
   const found = tx.customer_id
     ? await Invoice.find({ customer_id: tx.customer_id }).lean<InvoiceDoc[]>()
     // Every status, as for a customer: a replay must see the invoices an interrupted attempt already paid.
-    : await Invoice.find({ account_id: tx.account_id, sandbox: tx.sandbox ?? null }).lean<InvoiceDoc[]>();
+    : await Invoice.find(scopeFilter(scope)).lean<InvoiceDoc[]>();
   return found.filter((i) => inScope(i, scope));
 }
 
@@ -141,7 +134,7 @@ export async function allocateTransaction(txId: string, opts: { now?: Date; atte
     const remaining = compareAmounts(tx.usd_value!, applied) > 0 ? subtractAmounts(tx.usd_value!, applied) : '0.00';
 
     const open: (OpenInvoice & { doc: InvoiceDoc })[] = invoices
-      .filter((i) => OPEN.includes(i.status) && !touched.has(i._id))
+      .filter((i) => OPEN_INVOICE_STATUSES.includes(i.status) && !touched.has(i._id))
       .map((i) => ({ id: i._id, due_date: i.due_date, created_at: new Date(i.created_at).toISOString(), balance: balanceOf(i), total: i.total_amount, doc: i }));
     const plan = allocatePayment({ paymentUsd: remaining, openInvoices: open, slippage, mode: tx.customer_id ? 'customer' : 'account' });
 
@@ -318,7 +311,7 @@ async function settleManualAllocation(txId: string, entry: Entry): Promise<'appl
       const slotId = `${invoice._id}#${entries.length}`;
       const slot = await AllocationSlot.findById(slotId).lean<AllocationSlotDoc>();
       if (slot?.allocation_id === entry._id) {
-        if (OPEN.includes(invoice.status)) {
+        if (OPEN_INVOICE_STATUSES.includes(invoice.status)) {
           const r = await applyCryptoAllocation(invoice._id, invoiceEntryOf(txId, entry), { amount_paid: invoice.amount_paid ?? '0.00', status: invoice.status });
           if (r.result !== 'conflict') return 'completed';
         }
@@ -395,13 +388,12 @@ export async function settleStaleInvoiceSlot(invoiceId: string): Promise<void> {
 
 /** Manual allocation (`POST /v1/crypto_transactions/:id/allocations`). */
 export async function allocateManually(
-  scope: Scope,
   tx: CryptoTransactionDoc,
   loadInvoice: () => Promise<InvoiceDoc>,
   amountApplied: string | undefined,
 ): Promise<CryptoTransactionDoc> {
   let invoice = await loadInvoice();
-  if (!OPEN.includes(invoice.status)) throw ApiError.invalid('Invoice is not open (pending or overdue)', 'invoice_id');
+  if (!OPEN_INVOICE_STATUSES.includes(invoice.status)) throw ApiError.invalid('Invoice is not open (pending or overdue)', 'invoice_id');
   if (!tx.allocated_at) {
     // Automatic allocation comes first (it may already pay this invoice); with Temporal it is the workflow's job.
     if (hasTemporal()) throw ApiError.conflict('allocation_in_progress', 'The transaction is still being allocated; retry shortly', 'id');
@@ -413,13 +405,13 @@ export async function allocateManually(
     }
     tx = (await CryptoTransaction.findById(tx._id).lean<CryptoTransactionDoc>())!;
     invoice = await loadInvoice();
-    if (!OPEN.includes(invoice.status)) throw ApiError.invalid('Invoice is not open (pending or overdue)', 'invoice_id');
+    if (!OPEN_INVOICE_STATUSES.includes(invoice.status)) throw ApiError.invalid('Invoice is not open (pending or overdue)', 'invoice_id');
   } else if (staleManualEntries(tx).length > 0) {
     // An earlier manual allocation of this transaction may have died half-way: settle it first.
     await settleStaleReservations(tx);
     tx = (await CryptoTransaction.findById(tx._id).lean<CryptoTransactionDoc>())!;
     invoice = await loadInvoice();
-    if (!OPEN.includes(invoice.status)) throw ApiError.invalid('Invoice is not open (pending or overdue)', 'invoice_id');
+    if (!OPEN_INVOICE_STATUSES.includes(invoice.status)) throw ApiError.invalid('Invoice is not open (pending or overdue)', 'invoice_id');
   }
   const available = tx.unallocated_amount ?? '0.00';
   const balance = balanceOf(invoice);

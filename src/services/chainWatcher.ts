@@ -18,6 +18,7 @@ import { confirmationsOf, initialCursorHeight, nextScanRange, rewoundCursorHeigh
 import { ChainCursor, ChainCursorDoc, ChainPaymentDoc, ChainPaymentRecord } from '../models/chainPayment';
 import { CryptoAddress, CryptoAddressDoc } from '../models/cryptoAddress';
 import { isDuplicateKey } from '../models/errors';
+import { scopeOfDoc } from '../models/scope';
 import { getTemporal } from '../temporal/context';
 import { startOnce } from '../temporal/startOnce';
 import { workflowIds } from '../temporal/workflowIds';
@@ -152,7 +153,7 @@ async function recordChainPayment(p: ChainPaymentDoc): Promise<number> {
   const amount = formatCryptoAmount(p.currency, outputs.reduce((sum, o) => sum.plus(o.amount), new Dec(0)), Math.max(...outputs.map((o) => decimalPlacesOf(o.amount))));
   for (const address of holders) {
     await recordCryptoTransaction(
-      { accountId: address.account_id, sandbox: address.sandbox ?? null },
+      scopeOfDoc(address),
       { to_address_id: address._id, amount, currency_code: p.currency, transaction_id: p.tx_hash },
       { source: 'blockchain', timestamp: new Date(p.timestamp), senderAddress: p.from_address ?? null },
     );

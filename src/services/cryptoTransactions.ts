@@ -12,6 +12,7 @@ import { Scope, scopeFilter, findInScope } from '../models/scope';
 import { isDuplicateKey } from '../models/errors';
 import { newId, ID_PREFIX } from '../lib/ids';
 import { ApiError } from '../lib/errors';
+import { parseDateTime } from '../lib/dates';
 import { cryptoAmountError } from '../crypto/amounts';
 import { presentCryptoTransaction } from '../presenters/cryptoTransaction';
 import { findCryptoAddress, requireCurrency } from './cryptoAddresses';
@@ -46,8 +47,7 @@ function dedupeKey(scope: Scope, currency: string, transactionId: string, addres
 
 function parseTimestamp(value: string | undefined): Date {
   if (value === undefined) return new Date();
-  const d = new Date(value);
-  if (!/^\d{4}-\d{2}-\d{2}T/.test(value) || Number.isNaN(d.getTime())) throw ApiError.validation('timestamp', 'must be an ISO 8601 date-time');
+  const d = parseDateTime(value, 'timestamp');
   if (d.getTime() > Date.now() + FUTURE_SKEW_MS) throw ApiError.validation('timestamp', 'cannot be in the future');
   return d;
 }
@@ -58,7 +58,7 @@ export async function findCryptoTransaction(scope: Scope, id: string, param = 'i
   return tx;
 }
 
-export interface RecordOptions {
+export interface RecordTransactionOptions {
   source: TransactionSource;
   paymentClaimId?: string;
   /** Block time of an on-chain payment (input.timestamp is for API callers). */
@@ -74,7 +74,7 @@ export interface RecordOptions {
 export async function recordCryptoTransaction(
   scope: Scope,
   input: CryptoTransactionInput,
-  opts: RecordOptions = { source: 'manual_entry' },
+  opts: RecordTransactionOptions = { source: 'manual_entry' },
 ): Promise<CryptoTransactionDoc> {
   const address = await findCryptoAddress(scope, input.to_address_id, 'to_address_id');
   const currency = requireCurrency(input.currency_code ?? input.currency);
@@ -168,5 +168,5 @@ export async function createManualAllocation(scope: Scope, id: string, input: { 
   const tx = await findCryptoTransaction(scope, id);
   const loadInvoice = () => findInvoice(scope, input.invoice_id, 'invoice_id');
   await loadInvoice();
-  return presentCryptoTransaction(await allocateManually(scope, tx, loadInvoice, input.amount_applied));
+  return presentCryptoTransaction(await allocateManually(tx, loadInvoice, input.amount_applied));
 }

@@ -40,13 +40,13 @@ export function eventIdFor(key: string): string {
   return derivedId(ID_PREFIX.event, key);
 }
 
-export interface RecordOptions {
+export interface RecordEventOptions {
   at?: Date;
   /** Same key, same event: a second call writes nothing and notifies no one. */
   idempotencyKey?: string;
 }
 
-export async function recordEvent(scope: Scope, event: EventName, payload: EventPayload, opts: RecordOptions = {}): Promise<RecordedEvent> {
+export async function recordEvent(scope: Scope, event: EventName, payload: EventPayload, opts: RecordEventOptions = {}): Promise<RecordedEvent> {
   const at = opts.at ?? new Date();
   const id = opts.idempotencyKey ? eventIdFor(opts.idempotencyKey) : newId(ID_PREFIX.event);
   const recorded: RecordedEvent = { id, accountId: scope.accountId, sandbox: scope.sandbox, event, payload, timestamp: at };

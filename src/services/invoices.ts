@@ -2,12 +2,12 @@
  * Invoices: persist, record the event, and keep the due-date workflow in step
  * (started for open invoices, re-armed when the due date moves, ended when closed).
  */
-import { Invoice, InvoiceDoc, InvoiceStatus } from '../models/invoice';
+import { Invoice, InvoiceDoc, InvoiceStatus, OPEN_INVOICE_STATUSES } from '../models/invoice';
 import { AllocationSlot, AllocationSlotDoc } from '../models/cryptoTransaction';
 import { isDuplicateKey } from '../models/errors';
 import { Price, PriceDoc } from '../models/price';
 import { Product, ProductDoc } from '../models/product';
-import { Scope, scopeFilter, findInScope } from '../models/scope';
+import { Scope, scopeFilter, scopeOfDoc, findInScope } from '../models/scope';
 import { newId, ID_PREFIX } from '../lib/ids';
 import { ApiError } from '../lib/errors';
 import { centsToAmount, multiplyAmount, parseAmount, sumAmounts, toAmount } from '../billing/money';
@@ -40,7 +40,6 @@ export function setSubscriptionCheck(check: SubscriptionCheck): void {
   subscriptionExists = check;
 }
 
-const OPEN: InvoiceStatus[] = ['pending', 'overdue'];
 
 function checkDueDate(due: string): string {
   if (!isCalendarDate(due)) throw ApiError.validation('due_date', 'must be a date in YYYY-MM-DD form');
@@ -134,7 +133,7 @@ export async function updateInvoice(scope: Scope, id: string, input: { status?: 
   await recordEvent(scope, 'invoice.updated', invoiceEventPayload(invoice));
   if (input.status === 'paid' && before.status !== 'paid') await recordEvent(scope, 'invoice.paid', invoiceEventPayload(invoice));
   if (invoice.status === 'pending') await watchDueDate(invoice, changes.due_date !== undefined && changes.due_date !== before.due_date);
-  else if (!OPEN.includes(invoice.status)) await closeDueWatch(invoice._id);
+  else if (!OPEN_INVOICE_STATUSES.includes(invoice.status)) await closeDueWatch(invoice._id);
   return presentInvoice(invoice);
 }
 
@@ -160,7 +159,7 @@ export async function markInvoiceOverdue(invoiceId: string, dueDate: string): Pr
   ).lean<InvoiceDoc>();
   const invoice = updated ?? (await Invoice.findById(invoiceId).lean<InvoiceDoc>());
   if (!invoice || invoice.status !== 'overdue' || invoice.due_date !== dueDate) return 'not_pending';
-  await recordEvent({ accountId: invoice.account_id, sandbox: invoice.sandbox ?? null }, 'invoice.overdue', invoiceEventPayload(invoice), {
+  await recordEvent(scopeOfDoc(invoice), 'invoice.overdue', invoiceEventPayload(invoice), {
     idempotencyKey: `invoice.overdue:${invoiceId}:${dueDate}`,
   });
   return updated ? 'marked' : 'was_overdue';
@@ -191,7 +190,7 @@ export function cryptoAllocationsOf(invoice: InvoiceDoc): InvoiceCryptoAllocatio
 
 async function recordInvoicePaidFor(invoice: InvoiceDoc, allocationId: string): Promise<void> {
   if (invoice.status !== 'paid') return;
-  await recordEvent({ accountId: invoice.account_id, sandbox: invoice.sandbox ?? null }, 'invoice.paid', invoiceEventPayload(invoice), {
+  await recordEvent(scopeOfDoc(invoice), 'invoice.paid', invoiceEventPayload(invoice), {
     idempotencyKey: `invoice.paid:${invoice._id}:${allocationId}`,
   });
   await closeDueWatch(invoice._id);

@@ -2,7 +2,7 @@ import { Model } from 'mongoose';
 import { pageWindow, pagination, Pagination } from '../lib/pagination';
 import { bucketOfSeq, planPage, newestListedFirst, backfillBuckets, BucketCount } from '../lib/listWindow';
 import { ListCounter, ListCounterDoc } from '../models/listCounter';
-import { Scope } from '../models/scope';
+import { Scope, scopeOfDoc } from '../models/scope';
 import { isDuplicateKey } from '../models/errors';
 
 /** One page of a list, newest first (created_at desc, then id desc) unless told otherwise: the general path. */
@@ -161,7 +161,7 @@ export async function backfillListSlots(models: ReadonlyArray<Model<any>>): Prom
     ).filter((d) => typeof d.list_bucket !== 'number');
     const byScope = new Map<string, typeof missing>();
     for (const d of missing) {
-      const key = listScopeOf({ accountId: d.account_id, sandbox: d.sandbox ?? null });
+      const key = listScopeOf(scopeOfDoc(d));
       byScope.set(key, [...(byScope.get(key) ?? []), d]);
     }
     for (const [list_scope, docs] of byScope) {

@@ -5,17 +5,19 @@
  * ALTCHA proof-of-work challenge, claim submission) lives here too.
  */
 import { createHash, randomBytes } from 'node:crypto';
+import * as altchaV1 from 'altcha-lib/v1';
 import { PaymentClaimLink, PaymentClaimLinkDoc, PaymentClaimLinkSecret, PaymentClaimLinkUse } from '../models/paymentClaimLink';
 import { isDuplicateKey } from '../models/errors';
 import { PaymentClaim, PaymentClaimDoc } from '../models/paymentClaim';
 import { ClaimChallengeKey, SpentClaimSolution } from '../models/claimChallenge';
 import { CryptoAddress, CryptoAddressDoc } from '../models/cryptoAddress';
 import { Wallet, WalletDoc } from '../models/wallet';
-import { Invoice, InvoiceDoc } from '../models/invoice';
+import { Invoice, InvoiceDoc, OPEN_INVOICE_STATUSES } from '../models/invoice';
 import { Price, PriceDoc } from '../models/price';
-import { Scope, scopeFilter, findInScope, inScope } from '../models/scope';
+import { Scope, scopeFilter, scopeOfDoc, findInScope, inScope } from '../models/scope';
 import { newId, ID_PREFIX } from '../lib/ids';
 import { ApiError } from '../lib/errors';
+import { parseDateTime } from '../lib/dates';
 import { cryptoAmountError, formatCryptoAmount, Dec } from '../crypto/amounts';
 import { explorerFor, isSupportedCurrency, validateAddress, CryptoCurrency } from '../crypto/addresses';
 import { centsToAmount, sumAmounts, subtractAmounts } from '../billing/money';
@@ -47,9 +49,8 @@ interface SolutionPayload {
   salt: string;
   signature: string;
 }
-// altcha-lib exposes the classic API at the `altcha-lib/v1` subpath, which `moduleResolution: node` cannot type.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const altcha = require('altcha-lib/v1') as AltchaV1;
+// The classic API at the `altcha-lib/v1` subpath (typed by src/types/altcha-lib-v1.d.ts), used through this narrower shape.
+const altcha = altchaV1 as unknown as AltchaV1;
 
 export interface ClaimChallenge {
   algorithm: string;
@@ -168,8 +169,7 @@ export async function createPaymentClaimLink(scope: Scope, input: PaymentClaimLi
   if (!Number.isInteger(maxUses) || maxUses <= 0) throw ApiError.invalid('Max uses must be greater than 0', 'max_uses', { max_uses: ['must be greater than 0'] });
   let expiresAt = new Date(Date.now() + DAY_MS);
   if (input.expires_at !== undefined) {
-    expiresAt = new Date(input.expires_at);
-    if (!/^\d{4}-\d{2}-\d{2}T/.test(input.expires_at) || Number.isNaN(expiresAt.getTime())) throw ApiError.validation('expires_at', 'must be an ISO 8601 date-time');
+    expiresAt = parseDateTime(input.expires_at, 'expires_at');
     if (expiresAt.getTime() <= Date.now()) throw ApiError.validation('expires_at', 'must be in the future');
   }
   if (input.price_id) {
@@ -257,7 +257,7 @@ export async function paymentClaimLinkExists(secret: string): Promise<boolean> {
 
 /** Where the customer can pay: the customer's wallet addresses, else the account wallet's. */
 async function payToAddresses(link: PaymentClaimLinkDoc): Promise<CryptoAddressDoc[]> {
-  const scope: Scope = { accountId: link.account_id, sandbox: link.sandbox ?? null };
+  const scope = scopeOfDoc(link);
   const wallets = (await Wallet.find({ owner_id: { $in: [link.customer_id, link.account_id] } }).lean<WalletDoc[]>()).filter((w) => inScope(w, scope));
   const customerWallet = wallets.find((w) => w.owner_type === 'customer' && w.owner_id === link.customer_id);
   const accountWallet = wallets.find((w) => w.owner_type === 'account');
@@ -284,10 +284,10 @@ export async function getPublicPaymentClaimLink(secret: string) {
     const status = effectiveLinkStatus(link);
     return { object: 'payment_claim_link', status, usable: false, expired: status === 'expired' } satisfies ClosedPublicLink;
   }
-  const scope: Scope = { accountId: link.account_id, sandbox: link.sandbox ?? null };
+  const scope = scopeOfDoc(link);
   const sandbox = scope.sandbox !== null;
   const addresses = await payToAddresses(link);
-  const open = (await Invoice.find({ customer_id: link.customer_id, status: { $in: ['pending', 'overdue'] } }).lean<InvoiceDoc[]>())
+  const open = (await Invoice.find({ customer_id: link.customer_id, status: { $in: [...OPEN_INVOICE_STATUSES] } }).lean<InvoiceDoc[]>())
     .filter((i) => inScope(i, scope))
     .sort((a, b) => (a.due_date < b.due_date ? -1 : a.due_date > b.due_date ? 1 : 0));
   const invoices = open.map((i) => ({ id: i._id, due_date: i.due_date, total_amount: i.total_amount, amount_due: subtractAmounts(i.total_amount, i.amount_paid ?? '0.00') }));
@@ -379,7 +379,7 @@ export async function submitPaymentClaim(secret: string, input: PublicClaimInput
     }
     link = fresh;
   }
-  const scope: Scope = { accountId: link.account_id, sandbox: link.sandbox ?? null };
+  const scope = scopeOfDoc(link);
   const claim = (
     await PaymentClaim.create({
       _id: newId(ID_PREFIX.paymentClaim),

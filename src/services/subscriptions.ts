@@ -8,10 +8,11 @@ import { Invoice, InvoiceDoc } from '../models/invoice';
 import { Price, PriceDoc } from '../models/price';
 import { Product, ProductDoc } from '../models/product';
 import { Event, EventDoc } from '../models/event';
-import { Scope, scopeFilter, findInScope } from '../models/scope';
+import { Scope, scopeFilter, scopeOfDoc, findInScope } from '../models/scope';
 import { isDuplicateKey } from '../models/errors';
 import { newId, derivedId, ID_PREFIX } from '../lib/ids';
 import { ApiError } from '../lib/errors';
+import { parseInstant } from '../lib/dates';
 import { centsToAmount, parseAmount, toAmount } from '../billing/money';
 import { dateWindowViolation, validatePhases } from '../billing/phases';
 import { toBillingPlan, StoredSubscription } from '../billing/subscriptionPlan';
@@ -44,19 +45,6 @@ export interface SubscriptionInput {
   proration_behavior?: ProrationBehavior;
   billing_cycle_anchor?: string | null;
   phases: PhaseInput[];
-}
-
-const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
-const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/;
-
-/** `YYYY-MM-DD` (midnight UTC) or a full ISO 8601 instant. */
-export function parseInstant(value: string, param: string): Date {
-  const ok = DATE_ONLY.test(value) || ISO.test(value);
-  const d = new Date(DATE_ONLY.test(value) ? `${value}T00:00:00Z` : value);
-  if (!ok || Number.isNaN(d.getTime()) || (DATE_ONLY.test(value) && d.toISOString().slice(0, 10) !== value)) {
-    throw ApiError.invalid(`${param} must be a date (YYYY-MM-DD) or an ISO 8601 timestamp`, param, { [param]: ['is not a valid date'] });
-  }
-  return d;
 }
 
 function phaseRuleError(message: string, rule: string): ApiError {
@@ -285,7 +273,7 @@ export async function generateSubscriptionInvoice(
 ): Promise<{ invoiceId: string; created: boolean } | null> {
   const sub = await Subscription.findById(subscriptionId).lean<SubscriptionDoc>();
   if (!sub || sub.status === 'canceled') return null;
-  const scope: Scope = { accountId: sub.account_id, sandbox: sub.sandbox ?? null };
+  const scope = scopeOfDoc(sub);
   const billingKey = `${subscriptionId}:${charge.key}`;
   // The invoice id derives from the billing key: lookups stay on `_id` (FerretDB's fast path)
   // and a second insert of the same charge is a duplicate key, not a second invoice.
@@ -333,7 +321,7 @@ export async function syncSubscriptionState(subscriptionId: string, nowIso: stri
   const sub = await Subscription.findById(subscriptionId).lean<SubscriptionDoc>();
   if (!sub) return 'deleted';
   if (sub.status === 'canceled') return 'canceled';
-  const scope: Scope = { accountId: sub.account_id, sandbox: sub.sandbox ?? null };
+  const scope = scopeOfDoc(sub);
   const now = new Date(nowIso);
   const plan = toBillingPlan(sub);
   const status = statusAt(plan, now);

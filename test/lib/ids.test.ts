@@ -1,8 +1,15 @@
-import { newId, randomString, ID_PREFIX, randomHex } from '../../src/lib/ids';
+import { newId, randomString, ID_PREFIX, randomHex, derivedId } from '../../src/lib/ids';
 import { paramName } from '../../src/api/validation';
 import { parseAuthorization } from '../../src/api/middleware/auth';
 
 describe('ids', () => {
+  it('derive the same id from the same key, byte for byte (stored allocations and replay histories depend on it)', () => {
+    // Values produced by allocation.ts's own hashing before allocationIdFor moved onto derivedId.
+    expect(derivedId(ID_PREFIX.allocation, 'trxn_abc|inv_def')).toBe('alloc_4fx3zY27AG7bkBBVn7MQxj0A');
+    expect(derivedId(ID_PREFIX.allocation, 'trxn_A1|inv_B2|manual|deadbeef0011')).toBe('alloc_ckbYtbHH2L3jYzhQJct4jzIx');
+    expect(derivedId(ID_PREFIX.allocation, '')).toBe('alloc_fqA4S4SKU3wETnzado3gcVNE');
+  });
+
   it('are a prefix and 24 base62 characters, unique', () => {
     const ids = new Set(Array.from({ length: 5000 }, () => newId(ID_PREFIX.customer)));
     expect(ids.size).toBe(5000);

@@ -98,11 +98,11 @@ describe('worker metrics', () => {
     let txId: string;
     try {
       txId = (await a.api.post('/v1/crypto_transactions', { to_address_id: btc.id, amount: '0.001', currency_code: 'BTC', transaction_id: txHash() })).body.id;
-      await expect(activities.allocateCryptoTransaction(txId)).rejects.toBeInstanceOf(PriceUnavailableError);
+      await expect(activities.allocateCryptoTransactions([txId])).rejects.toBeInstanceOf(PriceUnavailableError);
     } finally {
       setPriceOracle(prev, false);
     }
-    expect(await activities.allocateCryptoTransaction(txId)).toMatchObject({ status: 'allocated', allocations: 1 });
+    expect(await activities.allocateCryptoTransactions([txId])).toMatchObject([{ status: 'allocated', allocations: 1 }]);
     expect(await activities.allocateCryptoTransactions([txId, 'trxn_nosuchtransaction000000'])).toMatchObject([{ status: 'already_allocated' }, { status: 'missing' }]);
 
     const { samples } = await scrape(url);

@@ -98,7 +98,7 @@ describe('allocation workflow', () => {
     let calls = 0;
     const prev = setPriceOracle(
       {
-        async usdPrice(currency, at) {
+        async usdPrice(currency) {
           calls += 1;
           if (calls <= 2) throw new PriceUnavailableError('oracle down');
           return new FixedRateOracle().usdPrice(currency);

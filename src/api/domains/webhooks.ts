@@ -3,7 +3,3 @@ import { webhookEndpointRoutes } from '../webhookEndpoints/routes';
 
 /** Authenticated routers of the webhooks domain, mounted under /v1 and /api/v1. */
 export const webhooksResources: RouteModule[] = [webhookEndpointRoutes];
-/** Unauthenticated routers under /v1 (none unless stated). */
-export const webhooksPublicResources: RouteModule[] = [];
-/** Routes outside /v1 (pages). */
-export const webhooksPages: RouteModule[] = [];

@@ -1,2 +1,0 @@
-/** Shared Temporal names: pure, importable from workflows. */
-export const DEFAULT_TASK_QUEUE = 'payments';
