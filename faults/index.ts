@@ -7,7 +7,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { freePort, ManagedProcess, ROOT } from './stack';
+import { ManagedProcess, ROOT } from './stack';
 import type { ScenarioContext, ScenarioResult } from './scenario';
 import { summaryLine } from './scenario';
 import { renewalsUnderWorkerKill } from './scenarios/renewals';
@@ -17,7 +17,7 @@ import { apiRestartWithRequestsInFlight } from './scenarios/drain';
 import { crashedProcessIsRestarted } from './scenarios/supervision';
 import { temporalOutage } from './scenarios/temporalOutage';
 import { databaseKill } from './scenarios/databaseKill';
-import { isPortOpen, servers } from './servers';
+import { servers } from './servers';
 
 type Scenario = (ctx: ScenarioContext, s: Servers) => Promise<ScenarioResult>;
 type Servers = { ferretdb: ManagedProcess; temporal: ManagedProcess };
@@ -88,4 +88,3 @@ main()
     process.exit(1);
   });
 
-export { isPortOpen, freePort };

@@ -39,8 +39,8 @@ export interface ProcessSpec {
   args: string[];
   env: Record<string, string | undefined>;
   log: string;
-  /** True once the process serves (a port answers, a log line appeared). */
-  ready: () => Promise<boolean>;
+  /** True once the process serves (a port answers, a log line appeared); `starts` counts this start. */
+  ready: (starts: number) => Promise<boolean>;
   readyTimeoutMs?: number;
 }
 
@@ -48,7 +48,8 @@ export interface ProcessSpec {
 export class ManagedProcess {
   private child: ChildProcess | null = null;
   private exited: Promise<number | null> = Promise.resolve(null);
-  restarts = 0;
+  /** How many times it was started. */
+  starts = 0;
 
   constructor(readonly spec: ProcessSpec) {}
 
@@ -66,10 +67,11 @@ export class ManagedProcess {
     const child = spawn(this.spec.command, this.spec.args, { cwd: ROOT, env: this.spec.env as NodeJS.ProcessEnv, stdio: ['ignore', fd, fd] });
     closeSync(fd);
     this.child = child;
+    this.starts += 1;
     this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
     const timeout = this.spec.readyTimeoutMs ?? 120_000;
     const deadline = Date.now() + timeout;
-    while (!(await this.spec.ready().catch(() => false))) {
+    while (!(await this.spec.ready(this.starts).catch(() => false))) {
       if (!this.running) throw new Error(`${this.spec.name} exited while starting; log ${this.spec.log}:\n${tail(this.spec.log)}`);
       if (Date.now() > deadline) throw new Error(`${this.spec.name} not ready within ${timeout} ms; log ${this.spec.log}:\n${tail(this.spec.log)}`);
       await sleep(200);
@@ -88,17 +90,6 @@ export class ManagedProcess {
 
   kill9(): Promise<number | null> {
     return this.stop('SIGKILL');
-  }
-
-  async restart(signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
-    await this.stop(signal);
-    this.restarts += 1;
-    await this.start();
-  }
-
-  /** Resolves with the exit code when the process exits on its own. */
-  waitForExit(): Promise<number | null> {
-    return this.exited;
   }
 }
 
@@ -163,7 +154,6 @@ export async function appProcesses(opts: AppEnv): Promise<{ api: ManagedProcess;
     log: apiLog,
     ready: () => httpOk(`${apiUrl}/readyz`),
   });
-  let workerStarts = 0;
   const worker = new ManagedProcess({
     name: 'worker',
     command: process.execPath,
@@ -171,15 +161,7 @@ export async function appProcesses(opts: AppEnv): Promise<{ api: ManagedProcess;
     env,
     log: workerLog,
     // Each start logs "worker running" once more: ready when the log holds one per start.
-    ready: async () => {
-      const runs = (readFileSync(workerLog, 'utf8').match(/worker running/g) ?? []).length;
-      return runs > workerStarts;
-    },
+    ready: async (starts) => (readFileSync(workerLog, 'utf8').match(/worker running/g) ?? []).length >= starts,
   });
-  const start = worker.start.bind(worker);
-  worker.start = async () => {
-    await start();
-    workerStarts += 1;
-  };
   return { api, worker, apiUrl };
 }
