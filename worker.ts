@@ -22,9 +22,13 @@ const HERE = typeof __dirname === 'string' ? __dirname : path.dirname(fileURLToP
 async function main() {
   // Activities record events and may start workflows (webhook deliveries), so the worker
   // process wires the domains with a client too.
-  const { config, logger, temporal, stopDomains } = await bootProcess('worker');
-  // Before the first NativeConnection, which would create the SDK's runtime without metrics.
-  const temporalMetricsUrl = await installTemporalRuntime(config.temporalMetricsPort, logger);
+  let temporalMetricsUrl: string | null = null;
+  const { config, logger, temporal, stopDomains } = await bootProcess('worker', {
+    // Before the first NativeConnection, which would create the SDK's runtime without metrics.
+    beforeTemporal: async (config, logger) => {
+      temporalMetricsUrl = await installTemporalRuntime(config.temporalMetricsPort, logger);
+    },
+  });
   const metrics = createWorkerMetrics({ oldestUndispatchedEventAt, logger });
   // One scrape target: the domain metrics and, relayed from loopback, the SDK's. A port in use
   // is logged, not fatal: payments matter more than their metrics.

@@ -14,10 +14,15 @@ export const CONFIG_VARIABLES = [
   'ETH_RPC_URL', 'ETH_CONFIRMATIONS', 'ETH_POLL_SECONDS', 'BTC_ESPLORA_URL', 'BTC_CONFIRMATIONS', 'BTC_POLL_SECONDS',
   'TRUST_PROXY', 'ALLOW_UNSAFE_LOCAL_SETTINGS', 'PUBLIC_RATE_LIMIT_PER_MINUTE', 'DRAIN_TIMEOUT_MS',
   'WORKER_METRICS_PORT', 'TEMPORAL_METRICS_PORT', 'WORKER_MAX_CACHED_WORKFLOWS',
-  'DB_UNAVAILABLE_TIMEOUT_MS',
+  'DB_UNAVAILABLE_TIMEOUT_MS', 'TEMPORAL_CLIENT_TRANSPORT',
 ] as const;
 
 type Env = Record<string, string | undefined>;
+
+/** True under Deno (its global `Deno`), false under Node. */
+export function isDeno(): boolean {
+  return typeof (globalThis as { Deno?: unknown }).Deno === 'object';
+}
 
 function str(env: Env, name: string, def: string): string {
   const v = env[name];
@@ -120,6 +125,13 @@ export function loadConfig(env: Env = process.env) {
       address: str(env, 'TEMPORAL_ADDRESS', '127.0.0.1:7233'),
       namespace: str(env, 'TEMPORAL_NAMESPACE', 'default'),
       taskQueue: str(env, 'TEMPORAL_TASK_QUEUE', 'payments'),
+      /**
+       * How the Temporal client (API and worker) reaches the server: `grpc-js` (the SDK's
+       * Connection, over node:http2) or `native` (the SDK's NativeConnection, the Rust core the
+       * worker polls with). Default: grpc-js on Node, native on Deno, whose node:http2 dies on the
+       * server's periodic GOAWAY (docs/DECISIONS.md, "Deno").
+       */
+      clientTransport: oneOf(env, 'TEMPORAL_CLIENT_TRANSPORT', isDeno() ? 'native' : 'grpc-js', ['grpc-js', 'native'] as const),
     },
     rateLimitPerMinute: int(env, 'RATE_LIMIT_PER_MINUTE', 600, 1, 1_000_000),
     /** The worker's /metrics (domain and Temporal SDK metrics), on HOST; 0: a free port, logged. */

@@ -3,6 +3,7 @@
  * process with a message), logger, database, Temporal client, and the domains wired to it.
  */
 import { loadConfig, ConfigError, Config } from '../config';
+import type { Logger } from 'pino';
 import { createLogger } from '../lib/logger';
 import { connectDatabase } from '../db/connection';
 import { connectTemporal, TemporalHandle } from '../temporal/client';
@@ -21,9 +22,15 @@ export function loadConfigOrExit(): Config {
   }
 }
 
-export async function bootProcess(name: 'api' | 'worker') {
+/**
+ * `beforeTemporal` runs once config and logger exist, before the Temporal client connects: the
+ * worker installs the SDK's runtime there, as that must precede the first NativeConnection (the
+ * client's own, where TEMPORAL_CLIENT_TRANSPORT is native, as under Deno).
+ */
+export async function bootProcess(name: 'api' | 'worker', opts: { beforeTemporal?: (config: Config, logger: Logger) => Promise<void> } = {}) {
   const config = loadConfigOrExit();
   const logger = createLogger(config.logLevel, name);
+  await opts.beforeTemporal?.(config, logger);
   await connectDatabase(config.mongodbUri, { unavailableTimeoutMs: config.dbUnavailableTimeoutMs });
   // Documents written before bucketed lists get their list slots (once; then one read per collection).
   await backfillListedCollections();

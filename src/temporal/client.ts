@@ -1,13 +1,22 @@
 import { Client, Connection } from '@temporalio/client';
+import type { NativeConnection } from '@temporalio/worker';
+
+export type TemporalClientTransport = 'grpc-js' | 'native';
 
 export interface TemporalHandle {
-  connection: Connection;
+  /** grpc-js over node:http2, or the SDK's Rust core (config.temporal.clientTransport). */
+  connection: Connection | NativeConnection;
   client: Client;
   taskQueue: string;
 }
 
-export async function connectTemporal(opts: { address: string; namespace: string; taskQueue: string }): Promise<TemporalHandle> {
-  const connection = await Connection.connect({ address: opts.address });
+export async function connectTemporal(opts: { address: string; namespace: string; taskQueue: string; clientTransport?: TemporalClientTransport }): Promise<TemporalHandle> {
+  // The worker package (and its native core) is loaded only where the native transport is chosen:
+  // a Node API process keeps the grpc-js client alone, as before.
+  const connection =
+    opts.clientTransport === 'native'
+      ? await (await import('@temporalio/worker')).NativeConnection.connect({ address: opts.address })
+      : await Connection.connect({ address: opts.address });
   const client = new Client({ connection, namespace: opts.namespace });
   return { connection, client, taskQueue: opts.taskQueue };
 }
