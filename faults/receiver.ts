@@ -27,11 +27,12 @@ export interface Receiver {
   close: () => Promise<void>;
 }
 
-/** Answers each request with `answer(eventId)` (a status code). */
-export function startReceiver(ca: ReceiverCa, answer: (eventId: string, req: IncomingMessage) => number): Promise<Receiver> {
+/** Answers each request with `answer(eventId, request, raw body)` (a status code). */
+export function startReceiver(ca: ReceiverCa, answer: (eventId: string, req: IncomingMessage, body: string) => number): Promise<Receiver> {
   const server = https.createServer({ key: ca.certs.key, cert: ca.certs.cert }, (req, res: ServerResponse) => {
-    req.resume();
-    req.on('end', () => res.writeHead(answer(String(req.headers['x-service-event-id'] ?? ''), req)).end());
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => res.writeHead(answer(String(req.headers['x-service-event-id'] ?? ''), req, Buffer.concat(chunks).toString('utf8'))).end());
   });
   return new Promise((resolve) => {
     server.listen(0, '127.0.0.1', () => {

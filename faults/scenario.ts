@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import mongoose from 'mongoose';
 import { connectDatabase, disconnectDatabase } from '../src/db/connection';
 import { createAccount } from '../src/services/accounts';
-import { appProcesses, ManagedProcess } from './stack';
+import { appProcesses, ManagedProcess, Runtime } from './stack';
 import { apiClient, ApiClient } from './client';
 
 export interface ScenarioContext {
@@ -38,23 +38,29 @@ export interface ScenarioApp {
   client: ApiClient;
   accountId: string;
   token: string;
+  /** The account's sign-in (POST /v1/auth). */
+  email: string;
+  password: string;
   /** Stops the processes, drops the database, disconnects. */
   close: () => Promise<void>;
 }
 
 /**
  * An API and a worker of their own (own database, own task queue), a fresh account made the way
- * the CLI makes it, and this process connected to the same database to check invariants.
+ * the CLI makes it, and this process connected to the same database to check invariants. The
+ * processes run on Node unless `runtime` says deno.
  */
-export async function startScenarioApp(ctx: ScenarioContext, name: string, extraEnv: Record<string, string> = {}): Promise<ScenarioApp> {
+export async function startScenarioApp(ctx: ScenarioContext, name: string, extraEnv: Record<string, string> = {}, runtime: Runtime = 'node'): Promise<ScenarioApp> {
   const suffix = `${name}_${randomBytes(4).toString('hex')}`;
   const mongodbUri = `${ctx.mongoServerUrl}/faults_${suffix}`;
   const taskQueue = `faults-${suffix}`;
-  const { api, worker, apiUrl } = await appProcesses({ mongodbUri, temporalAddress: ctx.temporalAddress, taskQueue, runDir: ctx.runDir, extraEnv });
+  const { api, worker, apiUrl } = await appProcesses({ runtime, mongodbUri, temporalAddress: ctx.temporalAddress, taskQueue, runDir: ctx.runDir, extraEnv });
   await connectDatabase(mongodbUri);
   await worker.start();
   await api.start();
-  const account = await createAccount({ email: `faults-${suffix}@example.com`, password: 'a-long-password' });
+  const email = `faults-${suffix}@example.com`;
+  const password = 'a-long-password';
+  const account = await createAccount({ email, password });
   const client = apiClient(() => apiUrl, account.token);
   return {
     api,
@@ -63,6 +69,8 @@ export async function startScenarioApp(ctx: ScenarioContext, name: string, extra
     client,
     accountId: account.account_id,
     token: account.token,
+    email,
+    password,
     close: async () => {
       await Promise.all([api.stop('SIGTERM'), worker.stop('SIGTERM')]);
       await mongoose.connection.db?.dropDatabase().catch(() => undefined);

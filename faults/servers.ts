@@ -44,30 +44,41 @@ export async function servers(runDir: string) {
     log: join(runDir, 'ferretdb.log'),
     ready: () => isPortOpen(mongoPort),
   });
-  const temporalPort = await freePort();
-  const temporal = new ManagedProcess({
-    name: 'temporal',
-    command: join(bin, 'temporal'),
-    args: [
-      'server', 'start-dev', '--ip', '127.0.0.1', '--port', String(temporalPort), '--namespace', 'default', '--headless',
-      '--db-filename', join(runDir, 'temporal.db'), '--log-level', 'warn',
-      '--sqlite-pragma', 'journal_mode=wal', '--sqlite-pragma', 'synchronous=normal',
-      ...SEARCH_ATTRIBUTES.flatMap((sa) => ['--search-attribute', sa]),
-    ],
-    env: process.env,
-    log: join(runDir, 'temporal.log'),
-    ready: () => isPortOpen(temporalPort),
-  });
+  const { process: temporal, address: temporalAddress } = await temporalDevServer(runDir);
   await ferretdb.start();
   await temporal.start();
   return {
     ferretdb,
     temporal,
     mongoServerUrl: `mongodb://127.0.0.1:${mongoPort}`,
-    temporalAddress: `127.0.0.1:${temporalPort}`,
+    temporalAddress,
     stop: async () => {
       await temporal.stop('SIGTERM');
       await ferretdb.stop('SIGTERM');
     },
   };
+}
+
+/**
+ * A Temporal dev server (not started) on a free port, with scripts/lib.sh's flags and `extraArgs`
+ * (e.g. `--dynamic-config-value`); `name` names its database and log in `runDir`.
+ */
+export async function temporalDevServer(runDir: string, opts: { name?: string; extraArgs?: string[] } = {}): Promise<{ process: ManagedProcess; address: string }> {
+  const name = opts.name ?? 'temporal';
+  const port = await freePort();
+  const proc = new ManagedProcess({
+    name,
+    command: join(ROOT, '.tools', 'bin', 'temporal'),
+    args: [
+      'server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--namespace', 'default', '--headless',
+      '--db-filename', join(runDir, `${name}.db`), '--log-level', 'warn',
+      '--sqlite-pragma', 'journal_mode=wal', '--sqlite-pragma', 'synchronous=normal',
+      ...SEARCH_ATTRIBUTES.flatMap((sa) => ['--search-attribute', sa]),
+      ...(opts.extraArgs ?? []),
+    ],
+    env: process.env,
+    log: join(runDir, `${name}.log`),
+    ready: () => isPortOpen(port),
+  });
+  return { process: proc, address: `127.0.0.1:${port}` };
 }

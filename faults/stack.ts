@@ -115,7 +115,24 @@ export function logContains(file: string, text: string): boolean {
   }
 }
 
+/** Which runtime runs the API and the worker (README, "Runtimes"). */
+export type Runtime = 'node' | 'deno';
+
+/** The binary the pinned `deno` npm package ships (its own lookup, as scripts/lib.sh deno_bin). */
+export function denoBinary(): string {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return (require(join(ROOT, 'node_modules', 'deno', 'install_api.cjs')) as { runInstall(): string }).runInstall();
+}
+
+/** Command and arguments that run a TypeScript entry file on `runtime`, as `npm start` does (scripts/lib.sh set_runtime_cmd). */
+export function entryCommand(runtime: Runtime, entry: string): { command: string; args: string[] } {
+  if (runtime === 'deno') return { command: denoBinary(), args: ['run', '-A', '--unstable-sloppy-imports', entry] };
+  return { command: process.execPath, args: ['--import', 'tsx', entry] };
+}
+
 export interface AppEnv {
+  /** node (the default) or deno. */
+  runtime?: Runtime;
   mongodbUri: string;
   temporalAddress: string;
   taskQueue: string;
@@ -125,8 +142,9 @@ export interface AppEnv {
 
 /** The API and the worker of one scenario: their own database and task queue on the shared servers. */
 export async function appProcesses(opts: AppEnv): Promise<{ api: ManagedProcess; worker: ManagedProcess; apiUrl: string }> {
+  const runtime = opts.runtime ?? 'node';
   const port = await freePort();
-  const env = {
+  const env: Record<string, string | undefined> = {
     ...process.env,
     MONGODB_URI: opts.mongodbUri,
     TEMPORAL_ADDRESS: opts.temporalAddress,
@@ -141,23 +159,24 @@ export async function appProcesses(opts: AppEnv): Promise<{ api: ManagedProcess;
     // Free ports: several workers may run at once (tests, other scenarios).
     WORKER_METRICS_PORT: '0',
     TEMPORAL_METRICS_PORT: '0',
+    // Deno: no update check (no network here); the receivers' CA, which Deno reads from DENO_CERT.
+    ...(runtime === 'deno' ? { DENO_NO_UPDATE_CHECK: '1' } : {}),
     ...opts.extraEnv,
   };
+  if (runtime === 'deno' && env.NODE_EXTRA_CA_CERTS && !env.DENO_CERT) env.DENO_CERT = env.NODE_EXTRA_CA_CERTS;
   const apiUrl = `http://127.0.0.1:${port}`;
   const apiLog = join(opts.runDir, `api-${opts.taskQueue}.log`);
   const workerLog = join(opts.runDir, `worker-${opts.taskQueue}.log`);
   const api = new ManagedProcess({
     name: 'api',
-    command: process.execPath,
-    args: ['--import', 'tsx', join(ROOT, 'src/api/server.ts')],
+    ...entryCommand(runtime, join(ROOT, 'src/api/server.ts')),
     env,
     log: apiLog,
     ready: () => httpOk(`${apiUrl}/readyz`),
   });
   const worker = new ManagedProcess({
     name: 'worker',
-    command: process.execPath,
-    args: ['--import', 'tsx', join(ROOT, 'worker.ts')],
+    ...entryCommand(runtime, join(ROOT, 'worker.ts')),
     env,
     log: workerLog,
     // Each start logs "worker running" once more: ready when the log holds one per start.

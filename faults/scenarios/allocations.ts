@@ -16,7 +16,7 @@ import { sleep, waitUntil } from '../stack';
 
 const SLIPPAGE = '0.005';
 
-function randomBtcAddress(): string {
+export function randomBtcAddress(): string {
   return bech32.encode('bc', [0, ...bech32.toWords(randomBytes(20))]);
 }
 
@@ -140,7 +140,7 @@ export async function allocationsUnderKills(ctx: ScenarioContext, opts: { transa
   }
 }
 
-async function findWallet(client: ApiClient, customerId: string): Promise<string> {
+export async function findWallet(client: ApiClient, customerId: string): Promise<string> {
   for (let page = 1; ; page++) {
     const res = (await client.get(`/v1/wallets?page=${page}`)).body;
     const w = res.wallets.find((x: any) => x.owner_id === customerId);
