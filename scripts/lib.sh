@@ -18,6 +18,25 @@ ensure_node_modules() {
 
 ensure_tools() { bash "$ROOT/scripts/install-tools.sh" "${1:-all}"; }
 
+# The Deno binary that the pinned `deno` npm package ships (its own lookup: node_modules/deno/deno,
+# else the platform package's binary). Run directly, not through its node wrapper (bin.cjs), so a
+# signal from the supervisor reaches Deno itself.
+deno_bin() { (cd "$ROOT" && node -e "process.stdout.write(require('deno/install_api.cjs').runInstall())"); }
+
+# Sets RUNTIME_CMD: the command that runs a TypeScript entry file (worker.ts, src/api/server.ts)
+# on runtime $1. node: tsx. deno: all permissions, and sloppy imports for the extensionless
+# relative imports the sources use; no update check (no network here).
+set_runtime_cmd() { # node|deno
+  case "$1" in
+    node) RUNTIME_CMD=(node --import tsx) ;;
+    deno)
+      local bin; bin="$(deno_bin)" || { log "the deno npm package is not installed (npm install)"; return 1; }
+      export DENO_NO_UPDATE_CHECK=1
+      RUNTIME_CMD=("$bin" run -A --unstable-sloppy-imports) ;;
+    *) log "RUNTIME must be node or deno (got '$1')"; return 1 ;;
+  esac
+}
+
 free_port() {
   node -e "const s=require('net').createServer();s.listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})"
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `npm start`: installs whatever is missing, then runs database (FerretDB on a private
 # PostgreSQL, or SQLite with EMBEDDED_DB=sqlite), Temporal (with Web UI), worker and API on
-# embedded defaults until Ctrl-C. Data lives under .data/ (DATA_DIR).
+# embedded defaults until Ctrl-C. Data lives under .data/ (DATA_DIR). RUNTIME=deno (npm run
+# start:deno) runs the worker and the API under Deno instead of Node (README, "Runtimes").
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 LOG_TAG=start
@@ -21,6 +22,8 @@ trap 'stop_all' EXIT
 
 ensure_node_modules
 ensure_tools all
+RUNTIME="${RUNTIME:-node}"
+set_runtime_cmd "$RUNTIME"
 
 if [[ -z "${MONGODB_URI:-}" ]]; then
   if port_open "$MONGO_PORT"; then log "port $MONGO_PORT is busy: set MONGO_PORT or MONGODB_URI"; exit 1; fi
@@ -61,11 +64,11 @@ if [[ "${DEV_CHAIN:-}" == "1" && -z "${ETH_RPC_URL:-}" ]]; then
   export ETH_CONFIRMATIONS="${ETH_CONFIRMATIONS:-2}" ETH_POLL_SECONDS="${ETH_POLL_SECONDS:-2}"
 fi
 
-log "starting worker"
-start_worker() { start_bg "$LOGS/worker.log" node --import tsx "$ROOT/worker.ts" >/dev/null; }
+log "starting worker ($RUNTIME)"
+start_worker() { start_bg "$LOGS/worker.log" "${RUNTIME_CMD[@]}" "$ROOT/worker.ts" >/dev/null; }
 supervise worker start_worker
-log "starting API on port $PORT"
-start_api() { start_bg "$LOGS/api.log" node --import tsx "$ROOT/src/api/server.ts" >/dev/null; }
+log "starting API on port $PORT ($RUNTIME)"
+start_api() { start_bg "$LOGS/api.log" "${RUNTIME_CMD[@]}" "$ROOT/src/api/server.ts" >/dev/null; }
 supervise api start_api
 wait_for_http "http://127.0.0.1:$PORT/readyz" api 120 || { tail -n 30 "$LOGS/api.log" "$LOGS/worker.log" >&2; exit 1; }
 

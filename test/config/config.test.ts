@@ -4,9 +4,15 @@ describe('config', () => {
   it('has embedded defaults', () => {
     const c = loadConfig({});
     expect(c).toMatchObject({ port: 3000, mongodbUri: 'mongodb://127.0.0.1:27017/payments', rateLimitPerMinute: 600, invoiceDueDays: 7, slippageTolerance: '0.005' });
-    expect(c.temporal).toEqual({ address: '127.0.0.1:7233', namespace: 'default', taskQueue: 'payments' });
+    // grpc-js under Node (Jest); native is the default under Deno only.
+    expect(c.temporal).toEqual({ address: '127.0.0.1:7233', namespace: 'default', taskQueue: 'payments', clientTransport: 'grpc-js' });
     expect(c.webhookAllowPrivateNetworks).toBe(false);
     expect(c.claimVerification).toBe(true);
+  });
+
+  it('takes TEMPORAL_CLIENT_TRANSPORT=native (the default under Deno) on Node too', () => {
+    expect(loadConfig({ TEMPORAL_CLIENT_TRANSPORT: 'native' }).temporal.clientTransport).toBe('native');
+    expect(loadConfig({ TEMPORAL_CLIENT_TRANSPORT: 'grpc-js' }).temporal.clientTransport).toBe('grpc-js');
   });
 
   it.each([
@@ -20,6 +26,7 @@ describe('config', () => {
     ['RATE_LIMIT_PER_MINUTE', '0', /RATE_LIMIT_PER_MINUTE/],
     ['PRICE_ORACLE', 'chainlink', /PRICE_ORACLE must be one of fixed, coingecko/],
     ['COINGECKO_URL', 'not a url', /COINGECKO_URL must be a URL/],
+    ['TEMPORAL_CLIENT_TRANSPORT', 'http', /TEMPORAL_CLIENT_TRANSPORT must be one of grpc-js, native/],
   ])('stops on a bad %s (%s)', (name, value, message) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(message);
