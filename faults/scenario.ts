@@ -14,6 +14,8 @@ export interface ScenarioContext {
   runDir: string;
   /** Progress lines (stderr). */
   progress: (line: string) => void;
+  /** What runs the API and the worker: node (the default) or deno. */
+  runtime?: Runtime;
 }
 
 export interface ScenarioResult {
@@ -48,13 +50,13 @@ export interface ScenarioApp {
 /**
  * An API and a worker of their own (own database, own task queue), a fresh account made the way
  * the CLI makes it, and this process connected to the same database to check invariants. The
- * processes run on Node unless `runtime` says deno.
+ * processes run on Node unless `ctx.runtime` says deno.
  */
-export async function startScenarioApp(ctx: ScenarioContext, name: string, extraEnv: Record<string, string> = {}, runtime: Runtime = 'node'): Promise<ScenarioApp> {
+export async function startScenarioApp(ctx: ScenarioContext, name: string, extraEnv: Record<string, string> = {}): Promise<ScenarioApp> {
   const suffix = `${name}_${randomBytes(4).toString('hex')}`;
   const mongodbUri = `${ctx.mongoServerUrl}/faults_${suffix}`;
   const taskQueue = `faults-${suffix}`;
-  const { api, worker, apiUrl } = await appProcesses({ runtime, mongodbUri, temporalAddress: ctx.temporalAddress, taskQueue, runDir: ctx.runDir, extraEnv });
+  const { api, worker, apiUrl } = await appProcesses({ runtime: ctx.runtime, mongodbUri, temporalAddress: ctx.temporalAddress, taskQueue, runDir: ctx.runDir, extraEnv });
   await connectDatabase(mongodbUri);
   await worker.start();
   await api.start();

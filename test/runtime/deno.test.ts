@@ -10,8 +10,10 @@
  * 2. Temporal's GOAWAY: the server closes every client connection at an age of 5 minutes
  *    (frontend.keepAliveMaxConnectionAge), and Deno's node:http2 (2.9.4 to 2.9.6) dies on that
  *    GOAWAY inside nghttp2 (docs/DECISIONS.md, "Deno"). Against a dev server of its own that
- *    sends one every 4 s, the API and worker (native transport, the default on Deno) live on,
- *    while an API on grpc-js, as the canary for the pinned Deno version, still dies.
+ *    sends one every 4 s, the API and worker (native transport, the default on Deno) live on.
+ *    (An API on grpc-js died there in most runs, not all: the crash is a race, so this test does
+ *    not assert it; the DECISIONS entry has the numbers.)
+ * 3. The fault suite's drain and allocations-under-kill -9 scenarios, on Deno.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
@@ -24,6 +26,9 @@ import { findWallet, randomBtcAddress } from '../../faults/scenarios/allocations
 import { appProcesses, httpOk, ManagedProcess, sleep, waitUntil } from '../../faults/stack';
 import { temporalDevServer } from '../../faults/servers';
 import { pool } from '../../faults/client';
+import { summaryLine } from '../../faults/scenario';
+import { apiRestartWithRequestsInFlight } from '../../faults/scenarios/drain';
+import { allocationsUnderKills } from '../../faults/scenarios/allocations';
 import { client } from '../support/api';
 import { verifyWebhookSignature } from '../../src/crypto/webhookSignature';
 import { CryptoTransaction } from '../../src/models/cryptoTransaction';
@@ -33,6 +38,7 @@ const ctx: ScenarioContext = {
   temporalAddress: process.env.TEST_TEMPORAL_ADDRESS!,
   runDir: mkdtempSync(join(process.env.TEST_RUN_DIR ?? tmpdir(), 'deno-')),
   progress: () => undefined,
+  runtime: 'deno',
 };
 
 interface Delivery {
@@ -58,7 +64,7 @@ describe('the API and the worker under Deno', () => {
       deliveries.push({ eventId, event: JSON.parse(body).event, body, signature: String(req.headers['x-service-signature'] ?? '') });
       return 200;
     });
-    app = await startScenarioApp(ctx, 'deno', ca.env, 'deno');
+    app = await startScenarioApp(ctx, 'deno', ca.env);
     const started = app;
     const alive = () => started.api.running && started.worker.running;
 
@@ -143,9 +149,18 @@ describe('the API and the worker under Deno', () => {
     for (const d of deliveries) expect(await verifyWebhookSignature(d.body, d.signature, secret)).toBe(true);
     expect(alive()).toBe(true);
     expect((await api.get('/v1/me')).status).toBe(200);
+    const metrics = await fetch(`${app.apiUrl}/metrics`);
+    expect(metrics.status).toBe(200);
+    expect(await metrics.text()).toContain('process_cpu_user_seconds_total');
+
+    // The scenarios below connect this process to databases of their own.
+    await receiver.close();
+    receiver = null;
+    await app.close();
+    app = null;
   }, 600_000);
 
-  it("survive Temporal's max-connection-age GOAWAY with the native client transport; grpc-js over Deno's node:http2 still dies on it", async () => {
+  it("survive Temporal's max-connection-age GOAWAY (native client transport, the default on Deno)", async () => {
     // A dev server of its own that sends every client a GOAWAY after 4 s (production default: 5 min).
     const temporal = await temporalDevServer(ctx.runDir, {
       name: 'temporal-goaway',
@@ -157,32 +172,34 @@ describe('the API and the worker under Deno', () => {
       const suffix = randomBytes(4).toString('hex');
       const common = { runtime: 'deno' as const, temporalAddress: temporal.address, runDir: ctx.runDir };
       const native = await appProcesses({ ...common, mongodbUri: `${ctx.mongoServerUrl}/deno_goaway_${suffix}`, taskQueue: `deno-goaway-${suffix}` });
-      const grpcJs = await appProcesses({
-        ...common,
-        mongodbUri: `${ctx.mongoServerUrl}/deno_goaway_grpc_${suffix}`,
-        taskQueue: `deno-goaway-grpc-${suffix}`,
-        extraEnv: { TEMPORAL_CLIENT_TRANSPORT: 'grpc-js' },
-      });
-      procs.push(native.worker, native.api, grpcJs.api);
-      await Promise.all([native.worker.start(), native.api.start(), grpcJs.api.start()]);
+      procs.push(native.worker, native.api);
+      await Promise.all([native.worker.start(), native.api.start()]);
 
-      // 16 s of /readyz (each one a Temporal call) on both APIs: three or more GOAWAYs each.
+      // 16 s of /readyz (each one a Temporal call): three or more GOAWAYs on each process's client.
       const deadline = Date.now() + 16_000;
-      let nativeOk = 0;
+      let ok = 0;
       while (Date.now() < deadline) {
-        if (await httpOk(`${native.apiUrl}/readyz`).catch(() => false)) nativeOk += 1;
-        if (grpcJs.api.running) await httpOk(`${grpcJs.apiUrl}/readyz`).catch(() => false);
+        if (await httpOk(`${native.apiUrl}/readyz`).catch(() => false)) ok += 1;
         await sleep(100);
       }
       expect(native.api.running).toBe(true);
       expect(native.worker.running).toBe(true);
       expect(await httpOk(`${native.apiUrl}/readyz`)).toBe(true);
-      expect(nativeOk).toBeGreaterThan(50);
-      // The canary: if it lives, the pinned Deno fixed its node:http2 and the native default can be revisited.
-      expect(grpcJs.api.running).toBe(false);
+      expect(ok).toBeGreaterThan(50);
     } finally {
       await Promise.all(procs.map((p) => p.stop('SIGTERM')));
       await temporal.process.stop('SIGTERM');
     }
   }, 300_000);
+
+  it('drain on SIGTERM as on Node: requests in flight finish, then new connections are refused (the fault suite\'s drain scenario)', async () => {
+    const r = await apiRestartWithRequestsInFlight(ctx, { requests: 20 });
+    expect([summaryLine(r), ...r.details].join('\n')).toContain(' 0 lost, 0 doubled,');
+  }, 300_000);
+
+  it('kill -9 of the Deno worker, then the Deno API, during manual transactions: none lost, allocated twice or overpaid (the fault suite\'s allocations scenario)', async () => {
+    const r = await allocationsUnderKills(ctx, { transactions: 30, customers: 6 });
+    expect([summaryLine(r), ...r.details].join('\n')).toContain(' 0 lost, 0 doubled,');
+    expect(r.operations).toBe(30);
+  }, 600_000);
 });
