@@ -160,7 +160,7 @@ function claimForm(link: OpenPublicLink, paid: boolean): string {
   const option = (v: string, attrs = '') => `<option value="${h(v)}"${attrs}>${h(v)}</option>`;
   return `<form id="claim-form" aria-labelledby="claim-heading" novalidate${paid || !link.pay_to.length ? ' hidden' : ''}>
 <h2 id="claim-heading">Already paid? Tell us about it</h2>
-<p class="muted">Optional: your payment is detected on its own. If it does not show up, send us the transaction hash.</p>
+<p class="muted">Paid, and the status above has not changed? Send us the transaction hash and we will check it.</p>
 <noscript><p>Sending this form needs JavaScript (it runs a short anti-spam check in your browser).</p></noscript>
 <label for="currency">Currency</label>
 <select id="currency" name="currency" required>${currencies.map((c) => option(c)).join('')}</select>
