@@ -14,6 +14,7 @@ import { newAccount, startTestApi, TestApi } from '../support/api';
 import { BTC_BECH32, ETH_EIP55, customerWithWallet, invoiceOf, txHash } from '../crypto/helpers';
 import { ChainCursor, ChainPaymentRecord } from '../../src/models/chainPayment';
 import { CryptoAddress } from '../../src/models/cryptoAddress';
+import { setPriceOracle } from '../../src/services/priceOracle';
 
 const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => p && existsSync(p));
 if (!CHROMIUM) throw new Error('no chromium found: `npm test` installs Debian\'s chromium (apt-get install chromium)');
@@ -188,6 +189,17 @@ describe.each(VIEWPORTS)('pay page at $name width', (vp) => {
       await page.locator('button[data-copy="amount-0"]').click();
       await page.waitForFunction(() => document.querySelector('button[data-copy="amount-0"]')?.textContent === 'Copied');
       expect(await page.evaluate(() => navigator.clipboard.readText())).toBe('0.002');
+
+      // The price moves (BTC 40,000): the polled estimate, its QR code and wallet link follow.
+      const previous = setPriceOracle({ usdPrice: async (c) => (c === 'BTC' ? '40000.00' : '3000.00') }, false);
+      try {
+        await page.waitForFunction(() => document.getElementById('amount-0')?.textContent === '0.0025', undefined, { timeout: 20_000 });
+        expect(await decodeQr(page, '[data-option="0"] img.qr')).toBe(`bitcoin:${BTC_BECH32}?amount=0.0025`);
+        expect(await page.locator('[data-option="0"] a.wallet-link').getAttribute('href')).toBe(`bitcoin:${BTC_BECH32}?amount=0.0025`);
+        expect(await page.locator('[data-option="0"] [data-field="rate"]').textContent()).toContain('1 BTC = 40000.00 USD');
+      } finally {
+        setPriceOracle(previous, false);
+      }
 
       // The countdown runs.
       expect(await page.locator('#countdown').textContent()).toMatch(/\(in (\d+ d )?\d+ h \d\d min \d\d s\)/);
