@@ -264,11 +264,17 @@ export async function paymentClaimLinkExists(secret: string): Promise<boolean> {
   return (await findLinkBySecret(secret)) !== null;
 }
 
+/** The addresses a link's customer pays to, and whose they are (`null`: none set up). */
+interface PayToWallet {
+  owner: 'customer' | 'account' | null;
+  addresses: CryptoAddressDoc[];
+}
+
 /**
  * Where the customer can pay: the customer's wallet addresses, else the account wallet's;
  * `owner` says whose, since only payments to the customer's own addresses are theirs for sure.
  */
-async function payToWallet(link: PaymentClaimLinkDoc): Promise<{ owner: 'customer' | 'account' | null; addresses: CryptoAddressDoc[] }> {
+async function payToWallet(link: PaymentClaimLinkDoc): Promise<PayToWallet> {
   const scope = scopeOfDoc(link);
   const wallets = (await Wallet.find({ owner_id: { $in: [link.customer_id, link.account_id] } }).lean<WalletDoc[]>()).filter((w) => inScope(w, scope));
   const customerWallet = wallets.find((w) => w.owner_type === 'customer' && w.owner_id === link.customer_id);
@@ -304,7 +310,7 @@ async function coveredInvoices(link: PaymentClaimLinkDoc): Promise<InvoiceDoc[]>
  * watcher's last scanned height. An account-wallet address is shared by every customer, so
  * what arrives there is not shown (it may be someone else's payment).
  */
-async function pendingChainPayments(wallet: { owner: 'customer' | 'account' | null; addresses: CryptoAddressDoc[] }): Promise<PendingChainPayment[]> {
+async function pendingChainPayments(wallet: PayToWallet): Promise<PendingChainPayment[]> {
   if (wallet.owner !== 'customer') return [];
   const out: PendingChainPayment[] = [];
   for (const currency of new Set(wallet.addresses.map((a) => a.currency as CryptoCurrency))) {
