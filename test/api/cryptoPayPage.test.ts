@@ -47,13 +47,15 @@ afterEach(async () => {
   await ChainCursor.deleteMany({});
 });
 
-async function linkFor(opts: { maxUses?: number; expiresAt?: string; eth?: boolean } = {}) {
+async function linkFor(opts: { maxUses?: number; expiresInMs?: number; eth?: boolean } = {}) {
   const a = await newAccount(api.url);
   const { customer, wallet } = await customerWithWallet(a.api);
   const btc = (await a.api.post('/v1/crypto_addresses', { wallet_id: wallet.id, currency_code: 'BTC', address: BTC_BECH32 })).body;
   if (opts.eth) await a.api.post('/v1/crypto_addresses', { wallet_id: wallet.id, currency_code: 'ETH', address: ETH_EIP55 });
   const invoice = await invoiceOf(a.api, customer.id, '100.00', '2027-01-01');
-  const link = (await a.api.post('/v1/payment_claim_links', { customer_id: customer.id, max_uses: opts.maxUses ?? 1, ...(opts.expiresAt ? { expires_at: opts.expiresAt } : {}) })).body;
+  // The expiry counts from here: setting up can take seconds on a loaded machine.
+  const expiry = opts.expiresInMs ? { expires_at: new Date(Date.now() + opts.expiresInMs).toISOString() } : {};
+  const link = (await a.api.post('/v1/payment_claim_links', { customer_id: customer.id, max_uses: opts.maxUses ?? 1, ...expiry })).body;
   return { a, link, btc, invoice, url: link.link.replace(/^https?:\/\/[^/]+/, api.url) };
 }
 
@@ -279,11 +281,11 @@ describe.each(VIEWPORTS)('pay page at $name width', (vp) => {
   });
 
   it('an expired link says so, live when the countdown ends and from the server after; an unknown one does not exist', async () => {
-    const soon = await linkFor({ expiresAt: new Date(Date.now() + 4000).toISOString() });
+    const soon = await linkFor({ expiresInMs: 8000 });
     await withPage(vp, async (page) => {
       await page.goto(soon.url);
       expect(await page.locator('#status').getAttribute('data-state')).toBe('waiting');
-      await page.locator('#unusable').waitFor({ state: 'visible', timeout: 15_000 });
+      await page.locator('#unusable').waitFor({ state: 'visible', timeout: 30_000 });
       expect(await page.locator('#unusable').textContent()).toMatch(/expired/);
       expect(await page.locator('#claim-form').isHidden()).toBe(true);
       expect(await page.locator('#pay').isHidden()).toBe(true);
