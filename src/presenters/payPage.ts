@@ -107,7 +107,8 @@ function invoicesTable(link: OpenPublicLink): string {
     .map((i) => `<tr data-invoice-id="${h(i.id)}"><td class="id">${h(i.id)}</td><td>${h(i.due_date)}</td><td class="num">${h(invoiceAmount(i))}</td></tr>`)
     .join('\n');
   const price = link.price ? `<p>Price: <strong>${h(link.price.amount)} ${h(link.price.currency.toUpperCase())}</strong></p>` : '';
-  const table = link.invoices.length
+  // A price link asks for the price, not for the invoices (whose total would not match).
+  const table = link.invoices.length && !link.price
     ? `<table id="invoices">
 <caption class="sr-only">Invoices being paid</caption>
 <thead><tr><th scope="col">Invoice</th><th scope="col">Due date</th><th scope="col" class="num">Amount</th></tr></thead>

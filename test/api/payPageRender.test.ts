@@ -48,6 +48,13 @@ describe('renderPayPage', () => {
     expect(html).toContain('Waiting for your payment.');
   });
 
+  it('a price link shows the price as what is due, not the invoices', () => {
+    const html = renderPayPage(view({ price: { id: 'price_1', amount: '25.00', currency: 'usd' }, amount_due: '25.00' }), script, api);
+    expect(html).toContain('Price: <strong>25.00 USD</strong>');
+    expect(html).toContain('<span id="amount-due">25.00</span> USD');
+    expect(html).not.toContain('id="invoices"');
+  });
+
   it('a paid link says so and hides how to pay and the form', () => {
     const html = renderPayPage(view({ payment_status: { state: 'paid', confirmations: null, confirmations_required: null } }), script, api);
     expect(html).toContain('<title>Paid</title>');
