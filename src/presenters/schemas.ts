@@ -9,6 +9,7 @@ import { PRORATION_BEHAVIORS, SUBSCRIPTION_STATUSES } from '../models/subscripti
 import { CLAIM_STATUSES } from '../models/paymentClaim';
 import { LINK_STATUSES } from '../models/paymentClaimLink';
 import { TRANSACTION_SOURCES } from '../models/cryptoTransaction';
+import { PAYMENT_STATES } from '../crypto/paymentStatus';
 
 type Schema = Record<string, unknown>;
 
@@ -261,9 +262,29 @@ export const PublicPaymentClaimLink = obj(
     amount_due: money,
     invoices: {
       type: 'array',
-      items: obj({ id: str, due_date: date, total_amount: money, amount_due: money }),
+      description: "The customer's open invoices and those paid since the link was made, oldest due date first",
+      items: obj({ id: str, status: { type: 'string', enum: ['pending', 'overdue', 'paid'] }, due_date: date, total_amount: money, amount_due: money }),
     },
-    pay_to: { type: 'array', items: obj({ currency, address: str, explorer: ref('Explorer') }) },
+    payment_status: obj(
+      {
+        state: { type: 'string', enum: [...PAYMENT_STATES], description: '`waiting`; `detected` (seen on chain to one of the customer\'s own addresses, not final); `paid` (every invoice listed is paid)' },
+        confirmations: { type: ['integer', 'null'], minimum: 0, description: 'For `detected`: confirmations of the payment so far' },
+        confirmations_required: { type: ['integer', 'null'], minimum: 1, description: 'For `detected`: confirmations at which it is recorded' },
+      },
+      [],
+      { description: 'Where the payment stands; the pay page polls this' },
+    ),
+    pay_to: {
+      type: 'array',
+      items: obj({
+        currency,
+        address: str,
+        explorer: ref('Explorer'),
+        amount: { ...nullable(cryptoAmount), description: 'Estimate of the amount due in this currency at the current price (the `quotes` entry); null when nothing is due or no price is known' },
+        payment_uri: { type: 'string', description: 'BIP 21 `bitcoin:<address>?amount=<BTC>` or EIP-681 `ethereum:<address>?value=<wei>` with `amount`; the address alone when `amount` is null' },
+        qr_code_url: { type: 'string', description: 'Path on this server of an SVG QR code of `payment_uri`' },
+      }),
+    },
     quotes: { type: 'array', items: obj({ currency, usd_price: decimal, amount: cryptoAmount }) },
     verification_required: bool,
     challenge: {
@@ -278,7 +299,7 @@ export const PublicPaymentClaimLink = obj(
       ],
     },
   },
-  ['expires_at', 'max_uses', 'use_count', 'price', 'amount_due', 'invoices', 'pay_to', 'quotes', 'verification_required', 'challenge'],
+  ['expires_at', 'max_uses', 'use_count', 'price', 'amount_due', 'invoices', 'payment_status', 'pay_to', 'quotes', 'verification_required', 'challenge'],
 );
 
 const webhookEndpointProps = {

@@ -44,7 +44,7 @@ const doc = openapiDocument() as Json;
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
 
 /** Pages outside /v1: not API operations, listed here so that a new one is a decision. */
-const PAGES = ['GET /healthz', 'GET /readyz', 'GET /metrics', 'GET /pay/:secret', 'GET /docs', 'GET /docs/errors'];
+const PAGES = ['GET /healthz', 'GET /readyz', 'GET /metrics', 'GET /pay/:secret', 'GET /pay/:secret/qr.svg', 'GET /pay/assets/:file', 'GET /docs', 'GET /docs/errors'];
 
 function registeredRoutes(): Map<string, Set<string>> {
   const config = loadConfig({ ...process.env, PORT: '0', LOG_LEVEL: 'silent' });

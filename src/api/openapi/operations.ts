@@ -320,10 +320,11 @@ export const OPERATIONS: Operation[] = [
     operationId: 'get_public_payment_claim_link',
     tag: 'Public payment pages',
     summary: "The customer's view of a payment claim link",
-    description: 'No token: the secret of the link is the credential. Rate-limited per client IP.',
+    description:
+      'No token: the secret of the link is the credential. Rate-limited per client IP. The pay page polls it for `payment_status` and a refreshed estimate. A used or expired link answers its status only.',
     public: true,
     params: { secret: 'The secret part of the link (`<PUBLIC_URL>/pay/<secret>`)' },
-    success: { status: 200, description: 'What to pay and where', schema: 'PublicPaymentClaimLink' },
+    success: { status: 200, description: 'What to pay, where, and where the payment stands', schema: 'PublicPaymentClaimLink' },
   },
   {
     method: 'post',
