@@ -12,8 +12,8 @@ import type { Interval } from './calendar';
 
 export interface MrrItem {
   recurring: boolean;
-  interval: Interval | string | null;
-  interval_count: number | null;
+  interval?: Interval | string | null;
+  interval_count?: number | null;
   quantity: number;
   /** The price's unit amount and its override, decimal strings in major units. */
   unit_amount: string;

@@ -49,21 +49,26 @@ export async function loadMrrSubscriptions(scope: Scope): Promise<MrrSubscriptio
   for (const s of [...live, ...canceled]) {
     if (seen.has(s._id)) continue;
     seen.add(s._id);
-    out.push({
-      id: s._id,
-      customer_id: s.customer_id,
-      canceled_at: s.canceled_at ? new Date(s.canceled_at) : null,
-      phases: (s.phases ?? []).map((p) => ({
-        start_date: new Date(p.start_date),
-        end_date: p.end_date ? new Date(p.end_date) : null,
-        items: p.items ?? [],
-      })),
-    });
+    out.push(toMrrSubscription(s));
   }
   return out;
 }
 
-interface RawSubscription {
+/** A stored subscription (live or kept after cancellation) as the MRR maths reads it. */
+export function toMrrSubscription(s: RawSubscription): MrrSubscription {
+  return {
+    id: s._id,
+    customer_id: s.customer_id,
+    canceled_at: s.canceled_at ? new Date(s.canceled_at) : null,
+    phases: (s.phases ?? []).map((p) => ({
+      start_date: new Date(p.start_date),
+      end_date: p.end_date ? new Date(p.end_date) : null,
+      items: p.items ?? [],
+    })),
+  };
+}
+
+export interface RawSubscription {
   _id: string;
   customer_id: string;
   canceled_at?: Date | null;
