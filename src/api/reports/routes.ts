@@ -10,7 +10,7 @@ export function wantsCsv(ctx: Ctx): boolean {
   return ctx.accepts('application/json', 'text/csv') === 'text/csv';
 }
 
-function sendCsv(ctx: Ctx, name: string, csv: string) {
+export function sendCsv(ctx: Ctx, name: string, csv: string) {
   ctx.type = 'text/csv; charset=utf-8';
   ctx.set('Content-Disposition', `attachment; filename="${name}.csv"`);
   ctx.body = csv;
