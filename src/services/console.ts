@@ -10,17 +10,18 @@ import { CryptoTransaction, CryptoTransactionDoc } from '../models/cryptoTransac
 import { Scope, scopeFilter, findInScope, inScope } from '../models/scope';
 import { ApiError } from '../lib/errors';
 import { centsToAmount, toAmount, Money } from '../billing/money';
-import { subscriptionMrrCents, monthOf } from '../billing/mrr';
-import { collections, mrr, receivables, toMrrSubscription } from './reports';
+import { phaseAt, subscriptionMrrCents, monthOf } from '../billing/mrr';
+import { AGING_LABELS } from '../billing/receivables';
+import { collections, loadMrrSubscriptions, mrr, receivables, toMrrSubscription } from './reports';
 import { timelineSteps } from './subscriptions';
 
 export async function overview(scope: Scope, now = new Date()) {
   const thisMonth = monthOf(now);
-  const [m, r, c, statuses] = await Promise.all([
+  const [m, r, c, subs] = await Promise.all([
     mrr(scope, { to: thisMonth }, now),
     receivables(scope, {}, now),
     collections(scope, { to: thisMonth }, now),
-    Subscription.find(scopeFilter(scope), { status: 1 }).lean<{ status: string }[]>(),
+    loadMrrSubscriptions(scope),
   ]);
   const current = m.months[m.months.length - 1];
   const collected = c.result.months[c.result.months.length - 1];
@@ -29,7 +30,8 @@ export async function overview(scope: Scope, now = new Date()) {
     month: thisMonth,
     mrr: centsToAmount(current.mrrCents),
     arr: centsToAmount(current.mrrCents * 12),
-    active_subscriptions: statuses.filter((s) => s.status === 'active').length,
+    // From the phases in force now, not the stored status, which the subscription workflow moves later.
+    active_subscriptions: subs.filter((s) => phaseAt(s, now) !== null).length,
     churned_this_month: current.churnedSubscriptions,
     open_total: r.aging.total,
     overdue_total: r.aging.overdue,
@@ -43,7 +45,7 @@ export async function overview(scope: Scope, now = new Date()) {
         churned: m.months.map((x) => x.churnedCents / 100),
         mrr: m.months.map((x) => x.mrrCents / 100),
       },
-      aging: { labels: r.aging.buckets.map((b) => b.bucket), amounts: r.aging.buckets.map((b) => Number(b.amount)) },
+      aging: { labels: r.aging.buckets.map((b) => AGING_LABELS[b.bucket]), amounts: r.aging.buckets.map((b) => Number(b.amount)) },
       collections: {
         labels: c.result.months.map((x) => x.month),
         currencies: currencies.map((cur) => ({

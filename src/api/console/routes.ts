@@ -52,8 +52,14 @@ const assetCache = new Map<string, Buffer>();
 type ConsoleState = AppState & { session?: ConsoleSessionView };
 type CCtx = Ctx & { state: ConsoleState };
 
-function setCookie(ctx: Ctx, name: string, value: string, maxAgeSeconds: number, secure: boolean) {
-  const parts = [`${name}=${value}`, 'Path=/console', 'HttpOnly', 'SameSite=Strict', `Max-Age=${maxAgeSeconds}`];
+/**
+ * `maxAgeSeconds` null: a browser-session cookie. The session cookie is one: the server decides
+ * expiry, so the browser still sends an expired session's cookie and the console can say the
+ * session ended (and the cookie goes when the browser closes).
+ */
+function setCookie(ctx: Ctx, name: string, value: string, maxAgeSeconds: number | null, secure: boolean) {
+  const parts = [`${name}=${value}`, 'Path=/console', 'HttpOnly', 'SameSite=Strict'];
+  if (maxAgeSeconds !== null) parts.push(`Max-Age=${maxAgeSeconds}`);
   if (secure) parts.push('Secure');
   ctx.append('Set-Cookie', parts.join('; '));
 }
@@ -176,7 +182,7 @@ export function consolePages(router: Router<AppState>, deps: RouteDeps) {
       return signInForm(ctx, err.status, { error: err.message, email, otpRequired: err.message.includes('two-factor') });
     }
     setCookie(ctx, SIGN_IN_CSRF_COOKIE, '', 0, secure);
-    setCookie(ctx, SESSION_COOKIE, secret, ttl, secure);
+    setCookie(ctx, SESSION_COOKIE, secret, null, secure);
     ctx.status = 303;
     ctx.redirect('/console');
   });

@@ -49,6 +49,7 @@ function layout(title: string, body: string, opts: { session?: ConsoleSessionVie
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
 <title>${h(title)} · Finance console</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="/console/assets/console.css">
 </head>
 <body>
