@@ -17,12 +17,8 @@ import { timelineSteps } from './subscriptions';
 
 export async function overview(scope: Scope, now = new Date()) {
   const thisMonth = monthOf(now);
-  const [m, r, c, subs] = await Promise.all([
-    mrr(scope, { to: thisMonth }, now),
-    receivables(scope, {}, now),
-    collections(scope, { to: thisMonth }, now),
-    loadMrrSubscriptions(scope),
-  ]);
+  const subs = await loadMrrSubscriptions(scope);
+  const [m, r, c] = await Promise.all([mrr(scope, { to: thisMonth }, now, subs), receivables(scope, {}, now), collections(scope, { to: thisMonth }, now)]);
   const current = m.months[m.months.length - 1];
   const collected = c.result.months[c.result.months.length - 1];
   const currencies = [...new Set(c.result.rows.map((row) => row.currency))].sort();

@@ -75,9 +75,10 @@ export interface RawSubscription {
   phases?: { start_date: Date; end_date?: Date | null; items?: MrrSubscription['phases'][number]['items'] }[];
 }
 
-export async function mrr(scope: Scope, range: MonthRange, now = new Date()) {
+/** `subs` when the caller already loaded them (the console's overview also counts them). */
+export async function mrr(scope: Scope, range: MonthRange, now = new Date(), subs?: MrrSubscription[]) {
   const { from, to } = resolveMonths(range, now);
-  return { from, to, months: mrrReport(await loadMrrSubscriptions(scope), from, to) };
+  return { from, to, months: mrrReport(subs ?? (await loadMrrSubscriptions(scope)), from, to) };
 }
 
 /** `as_of` a calendar day, today (UTC) by default. */

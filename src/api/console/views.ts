@@ -156,11 +156,14 @@ ${t.page < t.pages ? `<a href="/console/subscriptions${query({ ...f, page: t.pag
   return layout('Subscriptions', body, { session, current: '/console/subscriptions' });
 }
 
+/** Where an invoice sits on the axis: its billing date (period start), or its due date for one made by hand. */
+const invoiceAt = (i: Lifecycle['invoices'][number]) => Date.parse(i.period_start ?? `${i.due_date}T00:00:00Z`);
+
 /** The lifecycle on a time axis, as SVG drawn on the server: phases as bands, then invoices, payments and credits as marks. */
 function lifecycleSvg(l: Lifecycle, now: Date): string {
   const times = [
     ...l.phases.flatMap((p) => [Date.parse(p.start_date), p.end_date ? Date.parse(p.end_date) : NaN]),
-    ...l.invoices.map((i) => Date.parse(i.created_at)),
+    ...l.invoices.map((i) => invoiceAt(i)),
     ...l.payments.map((p) => Date.parse(p.at)),
     l.next_billing_date ? Date.parse(l.next_billing_date) : NaN,
     l.canceled_at ? Date.parse(l.canceled_at) : NaN,
@@ -184,7 +187,7 @@ function lifecycleSvg(l: Lifecycle, now: Date): string {
     parts.push(`<text x="${(a + 4).toFixed(1)}" y="${rows.phases + 4}">Phase ${i + 1}</text>`);
   });
   for (const inv of l.invoices) {
-    const cx = x(Date.parse(inv.period_start ?? inv.created_at));
+    const cx = x(invoiceAt(inv));
     parts.push(`<line class="tick" x1="${cx.toFixed(1)}" x2="${cx.toFixed(1)}" y1="${rows.phases + 12}" y2="${rows.axis}"/>`);
     parts.push(`<circle class="inv-${h(inv.status)}" cx="${cx.toFixed(1)}" cy="${rows.invoices}" r="6"><title>${h(inv.id)}: ${h(inv.total_amount)} USD, ${h(inv.status)}</title></circle>`);
   }
@@ -203,7 +206,8 @@ function lifecycleSvg(l: Lifecycle, now: Date): string {
   parts.push(`<line class="axis" x1="${L}" x2="${W - 20}" y1="${rows.axis}" y2="${rows.axis}"/>`);
   for (let i = 0; i <= 4; i++) {
     const t = min + ((max - min) * i) / 4;
-    parts.push(`<text x="${(x(t) - 30).toFixed(1)}" y="${rows.axis + 16}">${day(t)}</text>`);
+    const anchor = i === 0 ? 'start' : i === 4 ? 'end' : 'middle';
+    parts.push(`<text x="${x(t).toFixed(1)}" y="${rows.axis + 16}" text-anchor="${anchor}">${day(t)}</text>`);
   }
   return `<svg id="lifecycle-axis" viewBox="0 0 ${W} ${rows.axis + 24}" role="img" aria-label="Lifecycle on a time axis">${parts.join('')}</svg>`;
 }
@@ -225,7 +229,7 @@ export function lifecyclePage(session: ConsoleSessionView, l: Lifecycle, tempora
  · <a id="temporal-link" href="${h(temporalLink)}" rel="noopener noreferrer" target="_blank">Workflow in the Temporal UI</a></p>
 <h2>Lifecycle</h2>
 <div class="lifecycle">${lifecycleSvg(l, now)}
-<p class="legend"><span><i class="inv-paid"></i>Invoice paid</span><span><i class="inv-pending"></i>pending</span><span><i class="inv-overdue"></i>overdue</span><span><i class="payment"></i>Payment</span><span><i class="credit"></i>Proration credit</span></p></div>
+<p class="legend"><span><i class="inv-paid"></i>Invoice paid</span><span><i class="inv-pending"></i>pending</span><span><i class="inv-overdue"></i>overdue</span><span><i class="payment"></i>Payment</span><span><i class="credit"></i>Proration credit</span><span>Vertical lines: billing dates; dashed: the next one</span></p></div>
 <h2>Phases</h2>
 <div class="table-wrap"><table id="phases"><thead><tr><th>#</th><th>Start</th><th>End</th><th>Items</th></tr></thead><tbody>
 ${l.phases.map((p, i) => `<tr><td>${i + 1}</td><td>${h(p.start_date)}</td><td>${h(p.end_date ?? 'open')}</td><td>${p.items.map((it) => `${h(it.product_name)} × ${h(it.quantity)} at ${h(it.price)}${it.interval ? ` / ${h(it.interval_count ?? 1)} ${h(it.interval)}` : ' once'}`).join('<br>')}</td></tr>`).join('')}
