@@ -2,25 +2,20 @@
  * The pay page in a real browser: Debian's `chromium` (installed by `npm test`) driven by
  * playwright-core.
  */
-import { existsSync } from 'node:fs';
-import { chromium, Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { useApiAndBrowser } from '../support/browser';
 import { useTestDatabase } from '../support/db';
-import { newAccount, startTestApi, TestApi } from '../support/api';
+import { newAccount, TestApi } from '../support/api';
 import { BTC_BECH32, customerWithWallet, invoiceOf, txHash } from '../crypto/helpers';
 
-const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => p && existsSync(p));
-if (!CHROMIUM) throw new Error('no chromium found: `npm test` installs Debian\'s chromium (apt-get install chromium)');
 
 useTestDatabase();
+const env = useApiAndBrowser();
 let api: TestApi;
 let browser: Browser;
-beforeAll(async () => {
-  api = await startTestApi();
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu'] });
-});
-afterAll(async () => {
-  await browser?.close();
-  await api.close();
+beforeAll(() => {
+  api = env.api();
+  browser = env.browser();
 });
 
 async function linkFor(opts: { maxUses?: number; expiresAt?: string } = {}) {

@@ -5,16 +5,15 @@
  * expiry. Screenshots of every page at desktop and phone widths go to artifacts/console/
  * (CONSOLE_ARTIFACTS_DIR), and no page may log an error (a CSP violation is one).
  */
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { chromium, Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { useApiAndBrowser } from '../support/browser';
 import { useTestDatabase } from '../support/db';
 import { Client, newAccount, startTestApi, TestApi } from '../support/api';
 import { currentOtp } from '../../src/crypto/totp';
 import { BTC_BECH32, customerWithWallet, txHash } from '../crypto/helpers';
 
-const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => p && existsSync(p));
-if (!CHROMIUM) throw new Error('no chromium found: `npm test` installs Debian\'s chromium (apt-get install chromium)');
 const ARTIFACTS = process.env.CONSOLE_ARTIFACTS_DIR ?? path.join(__dirname, '..', '..', 'artifacts', 'console');
 mkdirSync(ARTIFACTS, { recursive: true });
 
@@ -24,15 +23,12 @@ const ago = (n: number) => new Date(Date.now() - n * DAY);
 const day = (d: Date) => d.toISOString().slice(0, 10);
 
 useTestDatabase();
+const env = useApiAndBrowser();
 let api: TestApi;
 let browser: Browser;
-beforeAll(async () => {
-  api = await startTestApi();
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu'] });
-});
-afterAll(async () => {
-  await browser?.close();
-  await api.close();
+beforeAll(() => {
+  api = env.api();
+  browser = env.browser();
 });
 
 /** Subscriptions (one with its invoices and a crypto payment), open invoices of several ages, a transaction with credit. */
@@ -189,7 +185,7 @@ describe('finance console in headless Chromium', () => {
   });
 
   it('ends the session at its expiry and asks to sign in again', async () => {
-    const short = await startTestApi({}, { CONSOLE_SESSION_TTL_SECONDS: '2' });
+    const short = await startTestApi({}, { CONSOLE_SESSION_TTL_SECONDS: '4' }); // room for a slow sign-in on a loaded machine
     const context = await browser.newContext({ viewport: VIEWPORTS.phone });
     const page = await context.newPage();
     try {
@@ -199,7 +195,7 @@ describe('finance console in headless Chromium', () => {
       await page.fill('#password', a.password);
       await page.click('#sign-in');
       await page.waitForURL(`${short.url}/console`);
-      await new Promise((r) => setTimeout(r, 2500));
+      await new Promise((r) => setTimeout(r, 4500));
       await page.click('nav >> text=Receivables');
       await page.waitForURL(/\/console\/sign-in\?expired=1$/);
       expect(await page.locator('#notice').textContent()).toBe('Your session has ended. Please sign in again.');
