@@ -35,7 +35,7 @@ export function resolveMonths(range: MonthRange, now: Date): { from: Month; to: 
   return { from, to };
 }
 
-const PHASES_PROJECTION = { customer_id: 1, canceled_at: 1, phases: 1, account_id: 1, sandbox: 1 } as const;
+const PHASES_PROJECTION = { customer_id: 1, canceled_at: 1, phases: 1 } as const;
 
 /** Every subscription of the scope that can have had MRR: live ones and those canceled (deleted) since. */
 export async function loadMrrSubscriptions(scope: Scope): Promise<MrrSubscription[]> {
@@ -88,7 +88,7 @@ export function resolveAsOf(asOf: string | undefined, now: Date): string {
   return asOf;
 }
 
-const INVOICE_PROJECTION = { customer_id: 1, status: 1, due_date: 1, total_amount: 1, amount_paid: 1, created_at: 1, account_id: 1, sandbox: 1 } as const;
+const INVOICE_PROJECTION = { customer_id: 1, status: 1, due_date: 1, total_amount: 1, amount_paid: 1, created_at: 1 } as const;
 
 /**
  * Open invoices (pending and overdue) created by the end of `as_of`, aged on that day. Statuses
@@ -108,14 +108,16 @@ export async function receivables(scope: Scope, query: { as_of?: string }, now =
 }
 
 const TRANSACTION_PROJECTION = {
-  customer_id: 1, currency: 1, amount: 1, transaction_source: 1, timestamp: 1, usd_value: 1, unallocated_amount: 1, allocations: 1, account_id: 1, sandbox: 1,
+  customer_id: 1, currency: 1, amount: 1, transaction_source: 1, timestamp: 1, usd_value: 1, unallocated_amount: 1, allocations: 1,
 } as const;
 
 export async function collections(scope: Scope, range: MonthRange, now = new Date()) {
   const { from, to } = resolveMonths(range, now);
   const [transactions, paid] = await Promise.all([
     CryptoTransaction.find(scopeFilter(scope), TRANSACTION_PROJECTION).lean<CollectedTransaction[]>(),
-    Invoice.find({ ...scopeFilter(scope), status: 'paid' }, { total_amount: 1, amount_paid: 1, updated_at: 1, account_id: 1, sandbox: 1 }).lean<{ total_amount: string; amount_paid?: string; updated_at: Date }[]>(),
+    // Only invoices paid with nothing applied count (see collectionsReport): an equality FerretDB
+    // pushes down, so the many invoices paid by crypto are never read.
+    Invoice.find({ ...scopeFilter(scope), status: 'paid', amount_paid: '0.00' }, { total_amount: 1, amount_paid: 1, updated_at: 1 }).lean<{ total_amount: string; amount_paid?: string; updated_at: Date }[]>(),
   ]);
   // A paid invoice is not written again, so its last update is when it was marked paid.
   const markedPaid: MarkedPaidInvoice[] = paid.map((i) => ({ paid_at: new Date(i.updated_at), total_amount: i.total_amount, amount_paid: i.amount_paid ?? '0.00' }));
