@@ -2,6 +2,7 @@
  * Finance console sessions: sign-in with the same credentials as POST /v1/auth (password, and
  * TOTP when enabled), a random secret in an httpOnly cookie, a CSRF token per session, a fixed
  * lifetime, sign-out, and the switch between production and the account's sandboxes.
+ * Expired sessions are deleted when read and, all of them, at each sign-in.
  */
 import { randomBytes, createHash, timingSafeEqual } from 'node:crypto';
 import { ConsoleSession, ConsoleSessionDoc } from '../models/consoleSession';
@@ -28,6 +29,8 @@ export interface ConsoleSessionView {
 /** Signs in; answers the cookie secret of a new session (production scope first). */
 export async function signIn(input: SignInInput, ttlSeconds: number, now = new Date()): Promise<string> {
   const { userId, accountId } = await verifySignIn(input);
+  // Sessions never read again after they expire are swept here: sign-ins are rare, the collection small.
+  await ConsoleSession.deleteMany({ expires_at: { $lt: now } });
   const secret = newSecret();
   await ConsoleSession.create({
     _id: sha256(secret),
