@@ -10,6 +10,8 @@ import { CLAIM_STATUSES } from '../models/paymentClaim';
 import { LINK_STATUSES } from '../models/paymentClaimLink';
 import { TRANSACTION_SOURCES } from '../models/cryptoTransaction';
 import { PAYMENT_STATES } from '../crypto/paymentStatus';
+import { AGING_BUCKETS } from '../billing/receivables';
+import { COLLECTION_SOURCES } from '../billing/collections';
 
 type Schema = Record<string, unknown>;
 
@@ -348,6 +350,87 @@ export const WebhookDelivery = obj({
   ...times,
 });
 
+const month: Schema = { type: 'string', pattern: '^[0-9]{4}-[0-9]{2}$', description: '`YYYY-MM`' };
+const count: Schema = { type: 'integer', minimum: 0 };
+const countAndAmount = (): Schema => obj({ count, amount: money });
+
+export const MrrReport = obj({
+  object: { const: 'mrr_report' },
+  currency: { const: 'USD' },
+  from: month,
+  to: month,
+  months: {
+    type: 'array',
+    items: obj({
+      month,
+      starting_mrr: money,
+      mrr: money,
+      arr: money,
+      new_mrr: money,
+      expansion_mrr: money,
+      contraction_mrr: { ...money, description: 'Negative or zero' },
+      churned_mrr: { ...money, description: 'Negative or zero' },
+      net_new_mrr: money,
+      active_subscriptions: count,
+      new_subscriptions: count,
+      churned_subscriptions: count,
+    }),
+  },
+});
+
+export const ReceivablesReport = obj({
+  object: { const: 'receivables_report' },
+  currency: { const: 'USD' },
+  as_of: date,
+  total: countAndAmount(),
+  overdue: countAndAmount(),
+  buckets: {
+    type: 'array',
+    items: obj({
+      bucket: { type: 'string', enum: [...AGING_BUCKETS] },
+      label: str,
+      count,
+      amount: money,
+      invoices: {
+        type: 'array',
+        items: obj({
+          id: str,
+          customer_id: str,
+          status: { type: 'string', enum: [...INVOICE_STATUSES] },
+          due_date: date,
+          days_past_due: count,
+          total_amount: money,
+          amount_paid: money,
+          balance: money,
+        }),
+      },
+      invoices_truncated: bool,
+    }),
+  },
+});
+
+export const CollectionsReport = obj({
+  object: { const: 'collections_report' },
+  from: month,
+  to: month,
+  rows: {
+    type: 'array',
+    items: obj({
+      month,
+      currency: { type: 'string', enum: ['BTC', 'ETH', 'USD'] },
+      source: { type: 'string', enum: [...COLLECTION_SOURCES] },
+      manual: bool,
+      payments: count,
+      amount: { ...decimal, description: 'In the currency\'s units (coins, or USD)' },
+      usd_value: money,
+      allocated_usd: money,
+      unallocated_usd: money,
+    }),
+  },
+  months: { type: 'array', items: obj({ month, usd_value: money, payments: count }) },
+  unallocated_credit: { type: 'array', items: obj({ customer_id: nullable(str), amount: money, transactions: count }) },
+});
+
 export const Account = obj({ id: str, name: str, sandboxes: { type: 'array', items: str }, ...times });
 
 export const Me = obj({
@@ -388,6 +471,9 @@ export const RESOURCE_SCHEMAS: Record<string, Schema> = {
   Account,
   Me,
   AuthToken,
+  MrrReport,
+  ReceivablesReport,
+  CollectionsReport,
 };
 
 /** `{<key>: [<item>], pagination}`: the one list shape. */
