@@ -3,7 +3,7 @@
  * the subscription workflow, which owns billing from then on. The functions at the bottom
  * are the workflow's activities' use cases (load, generate an invoice, sync state).
  */
-import { Subscription, SubscriptionDoc, PRORATION_BEHAVIORS } from '../models/subscription';
+import { Subscription, SubscriptionDoc, PRORATION_BEHAVIORS, CanceledSubscription } from '../models/subscription';
 import { Invoice, InvoiceDoc } from '../models/invoice';
 import { Price, PriceDoc } from '../models/price';
 import { Product, ProductDoc } from '../models/product';
@@ -187,6 +187,18 @@ export async function deleteSubscription(scope: Scope, id: string): Promise<void
   const canceled = await Subscription.findByIdAndUpdate(id, { $set: { status: 'canceled', canceled_at: new Date() } }, { returnDocument: 'after' }).lean<SubscriptionDoc>();
   await signal(id, cancelSubscriptionSignal);
   await recordEvent(scope, 'subscription.canceled', subscriptionEventPayload(canceled!), { idempotencyKey: `subscription.canceled:${id}` });
+  // Revenue reports still need it (its MRR until canceled_at, and its churn).
+  await CanceledSubscription.create({
+    _id: id,
+    account_id: canceled!.account_id,
+    sandbox: canceled!.sandbox ?? null,
+    customer_id: canceled!.customer_id,
+    canceled_at: canceled!.canceled_at,
+    phases: canceled!.phases,
+    subscription_created_at: canceled!.created_at,
+  }).catch((err) => {
+    if (!isDuplicateKey(err)) throw err;
+  });
   await Subscription.deleteOne({ _id: id });
   await recountListSlots(Subscription, [canceled!]);
   for (let i = 0; i < canceled!.phases.length; i++) await recordEvent(scope, 'subscription_phase.deleted', phaseEventPayload(canceled!, i, false));
@@ -215,6 +227,11 @@ const TIMELINE_STEPS: Record<string, string> = {
 /** The finance view: every lifecycle step, oldest first, from the stored events. */
 export async function subscriptionTimeline(scope: Scope, id: string) {
   await findSubscription(scope, id);
+  return { subscription_id: id, timeline: await timelineSteps(scope, id) };
+}
+
+/** The steps alone, also for a subscription deleted since (the finance console shows those). */
+export async function timelineSteps(scope: Scope, id: string) {
   const events = await Event.find({ ...scopeFilter(scope), $or: [{ 'payload.id': id }, { 'payload.subscription_id': id }] })
     .sort({ timestamp: 1, _id: 1 })
     .lean<EventDoc[]>();
@@ -236,7 +253,7 @@ export async function subscriptionTimeline(scope: Scope, id: string) {
       ...(e.event === 'subscription.renewed' ? { invoice_id: p.invoice_id ?? null, amount: p.amount ?? null } : {}),
     });
   }
-  return { subscription_id: id, timeline: steps };
+  return steps;
 }
 
 // ---- use cases of the subscription workflow's activities ----

@@ -9,7 +9,12 @@ import { isDefaultPriceOracle, priceOracleFromConfig, setPriceOracle } from '../
  */
 export async function startCryptoDomain(rt: DomainRuntime): Promise<() => Promise<void>> {
   setSlippageTolerance(rt.config.slippageTolerance);
-  configurePaymentClaims({ publicUrl: rt.config.publicUrl, verification: rt.config.claimVerification, hmacKey: rt.config.claimChallengeHmacKey });
+  configurePaymentClaims({
+    publicUrl: rt.config.publicUrl,
+    verification: rt.config.claimVerification,
+    hmacKey: rt.config.claimChallengeHmacKey,
+    confirmations: { BTC: rt.config.chains.BTC.confirmations, ETH: rt.config.chains.ETH.confirmations },
+  });
   // `fixed` is what the process starts with: left alone, so an oracle a test plugged in stays.
   if (isDefaultPriceOracle(rt.config.priceOracle)) return async () => undefined;
   // Not cached again on restore: the previous oracle is already wrapped as it was plugged in.
