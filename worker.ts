@@ -1,6 +1,4 @@
 /** The Temporal worker process: runs every workflow and activity on the task queue. */
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { disconnectDatabase } from './src/db/connection';
 import { createActivities } from './src/activities';
@@ -10,14 +8,7 @@ import { oldestUndispatchedEventAt } from './src/services/webhookDispatch';
 import { createWorkerMetrics } from './src/metrics/worker';
 import { MetricsServer, startMetricsServer } from './src/metrics/server';
 import { installTemporalRuntime } from './src/metrics/temporal';
-
-/**
- * This file's folder, on both runtimes: `__dirname` where it runs as CommonJS (Node with tsx,
- * Jest), the main module's folder under Deno, which runs it as an ES module (no `__dirname`,
- * no `require`) and only ever as the main module. `import.meta` is no option: tsc with
- * module=commonjs refuses it.
- */
-const HERE = typeof __dirname === 'string' ? __dirname : path.dirname(fileURLToPath((globalThis as unknown as { Deno: { mainModule: string } }).Deno.mainModule));
+import { projectPath } from './src/lib/projectRoot';
 
 async function main() {
   // Activities record events and may start workflows (webhook deliveries), so the worker
@@ -44,8 +35,9 @@ async function main() {
     connection,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
-    // A folder: the SDK's bundler resolves its index as require.resolve('./src/workflows') did.
-    workflowsPath: path.join(HERE, 'src', 'workflows'),
+    // A folder, found the same way on Node and Deno: the SDK's bundler resolves its index as
+    // require.resolve('./src/workflows') did.
+    workflowsPath: projectPath('src', 'workflows'),
     activities: createActivities({ config, logger, metrics }),
     // Each cached workflow keeps a V8 context (about 1 MiB): 1,000 subscriptions took the worker
     // past 1 GiB. Evicted ones are replayed from their (short) history when they next wake.

@@ -149,6 +149,12 @@ describe('the API and the worker under Deno', () => {
     for (const d of deliveries) expect(await verifyWebhookSignature(d.body, d.signature, secret)).toBe(true);
     expect(alive()).toBe(true);
     expect((await api.get('/v1/me')).status).toBe(200);
+    // Files read from the project's folder (src/lib/projectRoot.ts): the console's assets, Chart.js from node_modules.
+    for (const file of ['console.css', 'console.js', 'chart.umd.min.js']) {
+      const asset = await fetch(`${app.apiUrl}/console/assets/${file}`);
+      expect([file, asset.status]).toEqual([file, 200]);
+      expect((await asset.text()).length).toBeGreaterThan(100);
+    }
     const metrics = await fetch(`${app.apiUrl}/metrics`);
     expect(metrics.status).toBe(200);
     expect(await metrics.text()).toContain('process_cpu_user_seconds_total');

@@ -8,6 +8,7 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { projectPath, resolvePackage } from '../../lib/projectRoot';
 import type Router from '@koa/router';
 import type { Next } from 'koa';
 import type { AppState, Ctx } from '../context';
@@ -39,9 +40,10 @@ export const CONSOLE_CSP = [
   "base-uri 'none'",
 ].join('; ');
 
-const ASSET_DIR = path.join(__dirname, 'assets');
+// From the project's root, not __dirname: the same on Node and Deno (src/lib/projectRoot.ts).
+const ASSET_DIR = projectPath('src', 'api', 'console', 'assets');
 // Chart.js from npm, served by us (no third-party host): its UMD build.
-const CHART_JS = path.join(path.dirname(require.resolve('chart.js')), 'chart.umd.min.js');
+const CHART_JS = path.join(path.dirname(resolvePackage('chart.js')), 'chart.umd.min.js');
 const ASSETS: Record<string, { file: string; type: string }> = {
   'console.css': { file: path.join(ASSET_DIR, 'console.css'), type: 'text/css; charset=utf-8' },
   'console.js': { file: path.join(ASSET_DIR, 'console.js'), type: 'text/javascript; charset=utf-8' },

@@ -4,7 +4,7 @@
  * the only script its CSP allows. `GET /pay/<secret>/qr.svg` draws the QR code of a payment URI.
  */
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { projectPath } from '../../lib/projectRoot';
 import type Router from '@koa/router';
 import type { AppState, Ctx } from '../context';
 import type { RouteDeps } from '../app';
@@ -13,7 +13,7 @@ import { PayPageScript, PayPageView, payPageContentSecurityPolicy, renderPayPage
 import { qrCodeSvg } from '../../presenters/qrCode';
 
 /** The script's text and where it is served: the name carries its hash, so it can be cached for good. */
-export function payPageScript(source = readFileSync(join(__dirname, 'assets', 'payPage.js'), 'utf8')): PayPageScript & { source: string } {
+export function payPageScript(source = readFileSync(projectPath('src', 'api', 'pages', 'assets', 'payPage.js'), 'utf8')): PayPageScript & { source: string } {
   const integrity = scriptIntegrity(source);
   const tag = Buffer.from(integrity.slice('sha256-'.length), 'base64').toString('hex').slice(0, 12);
   return { source, integrity, path: `/pay/assets/payPage.${tag}.js` };
