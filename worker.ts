@@ -12,7 +12,7 @@ import { installTemporalRuntime } from './src/metrics/temporal';
 async function main() {
   // Activities record events and may start workflows (webhook deliveries), so the worker
   // process wires the domains with a client too.
-  const { config, logger, temporal, stopDomains } = await bootProcess('worker');
+  const { deps, config, logger, temporal, stopDomains } = await bootProcess('worker');
   // Before the first NativeConnection, which would create the SDK's runtime without metrics.
   const temporalMetricsUrl = await installTemporalRuntime(config.temporalMetricsPort, logger);
   const metrics = createWorkerMetrics({ oldestUndispatchedEventAt, logger });
@@ -31,7 +31,7 @@ async function main() {
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
     workflowsPath: require.resolve('./src/workflows'),
-    activities: createActivities({ config, logger, metrics }),
+    activities: createActivities({ ...deps, metrics }),
     // Each cached workflow keeps a V8 context (about 1 MiB): 1,000 subscriptions took the worker
     // past 1 GiB. Evicted ones are replayed from their (short) history when they next wake.
     maxCachedWorkflows: config.workerMaxCachedWorkflows,
@@ -46,7 +46,7 @@ async function main() {
   logger.info({ taskQueue: config.temporal.taskQueue }, 'worker running');
   const running = worker.run();
   // On-chain detection runs where there is a worker to run it.
-  logger.info({ currencies: await ensureChainWatchers(config) }, 'chain watchers');
+  logger.info({ currencies: await ensureChainWatchers(deps) }, 'chain watchers');
   await running;
   await metricsServer?.close();
   await stopDomains();

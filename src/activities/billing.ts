@@ -17,7 +17,7 @@ export function createBillingActivities(deps: ActivityDeps) {
     loadSubscription: (subscriptionId: string) => loadSubscriptionForBilling(subscriptionId),
     /** The invoice of one charge, keyed by (subscription, charge): its id, or null (subscription gone or canceled). */
     generateSubscriptionInvoice: async (subscriptionId: string, charge: ChargeInput): Promise<string | null> => {
-      const result = await generateSubscriptionInvoice(subscriptionId, charge, deps.config.invoiceDueDays);
+      const result = await generateSubscriptionInvoice(deps, subscriptionId, charge, deps.config.invoiceDueDays);
       if (result?.created) metrics.invoicesGenerated.inc({ kind: charge.kind });
       return result?.invoiceId ?? null;
     },

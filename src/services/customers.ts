@@ -7,6 +7,7 @@ import { presentCustomer } from '../presenters/customer';
 import { recordEvent } from './events';
 import { createWallet, deleteCustomerWallet } from './wallets';
 import { deleteCustomerPaymentClaimLinks } from './paymentClaimLinks';
+import type { Dependencies } from '../dependencies';
 import { normalizeEmail, optionalText } from './validate';
 import { createListed, listScopePage, recountListSlots } from './listing';
 
@@ -82,13 +83,13 @@ export async function updateCustomer(scope: Scope, id: string, input: CustomerIn
   return presentCustomer(customer);
 }
 
-export async function deleteCustomer(scope: Scope, id: string): Promise<void> {
+export async function deleteCustomer(deps: Dependencies, scope: Scope, id: string): Promise<void> {
   await findCustomer(scope, id);
   const customer = await Customer.findByIdAndDelete(id).lean<CustomerDoc>();
   if (!customer) throw ApiError.notFound('Customer not found', 'id');
   await recountListSlots(Customer, [customer]);
   await deleteCustomerWallet(scope, id);
   // Its payment claim links too: none stays usable at /pay/<secret> for a deleted customer.
-  await deleteCustomerPaymentClaimLinks(scope, id);
+  await deleteCustomerPaymentClaimLinks(deps, scope, id);
   await recordEvent(scope, 'customer.deleted', eventPayload(customer));
 }

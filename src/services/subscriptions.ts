@@ -25,12 +25,7 @@ import { iso } from '../presenters/common';
 import { recordEvent } from './events';
 import { findCustomer } from './customers';
 import { createListed, listScopePage, recountListSlots } from './listing';
-import { watchDueDate } from './invoiceDueWatch';
-import { PendingStart, recordWorkflowStart } from './workflowStarts';
-import { getTemporal, hasTemporal } from '../temporal/context';
-import { workflowIds } from '../temporal/workflowIds';
-import { cancelSubscriptionSignal, subscriptionChangedSignal } from '../temporal/subscriptionDefinitions';
-import type { subscriptionWorkflow } from '../workflows/subscription';
+import type { Dependencies } from '../dependencies';
 
 type ProrationBehavior = (typeof PRORATION_BEHAVIORS)[number];
 
@@ -107,28 +102,7 @@ export async function findSubscription(scope: Scope, id: string, param = 'id'): 
   return sub;
 }
 
-/** The subscription's workflow start, recorded before the subscription is written (see workflowStarts). */
-async function planWorkflow(sub: Pick<SubscriptionDoc, '_id' | 'account_id' | 'customer_id'>): Promise<PendingStart> {
-  const indexed = hasTemporal() && !!getTemporal().searchAttributes;
-  const args: Parameters<typeof subscriptionWorkflow> = [{ subscriptionId: sub._id, accountId: sub.account_id, customerId: sub.customer_id, indexed }];
-  return recordWorkflowStart({
-    workflowId: workflowIds.subscription(sub._id),
-    workflowType: 'subscriptionWorkflow',
-    args,
-    resource: { collection: Subscription.collection.collectionName, id: sub._id },
-  });
-}
-
-async function signal(subId: string, which: typeof cancelSubscriptionSignal | typeof subscriptionChangedSignal): Promise<void> {
-  if (!hasTemporal()) return;
-  try {
-    await getTemporal().client.workflow.getHandle(workflowIds.subscription(subId)).signal(which);
-  } catch {
-    // The workflow already ended (ended or canceled subscription): nothing to tell it.
-  }
-}
-
-export async function createSubscription(scope: Scope, input: SubscriptionInput) {
+export async function createSubscription(deps: Dependencies, scope: Scope, input: SubscriptionInput) {
   await findCustomer(scope, input.customer_id, 'customer_id');
   const anchor = input.billing_cycle_anchor ? parseInstant(input.billing_cycle_anchor, 'billing_cycle_anchor') : null;
   const phases = await buildPhases(scope, input.phases);
@@ -137,7 +111,7 @@ export async function createSubscription(scope: Scope, input: SubscriptionInput)
   const now = new Date();
   const id = newId(ID_PREFIX.subscription);
   // Recorded before the subscription, so a crash between the two cannot lose its workflow.
-  const workflow = await planWorkflow({ _id: id, account_id: scope.accountId, customer_id: input.customer_id });
+  const workflow = await deps.workflows.subscription.plan({ _id: id, account_id: scope.accountId, customer_id: input.customer_id });
   const sub = (
     await createListed(Subscription, scope, {
       _id: id,
@@ -167,7 +141,7 @@ export async function listSubscriptions(scope: Scope, page: number) {
   return { subscriptions: items.map((s) => presentSubscription(s)), pagination };
 }
 
-export async function updateSubscription(scope: Scope, id: string, input: { proration_behavior?: ProrationBehavior; billing_cycle_anchor?: string | null }) {
+export async function updateSubscription(deps: Dependencies, scope: Scope, id: string, input: { proration_behavior?: ProrationBehavior; billing_cycle_anchor?: string | null }) {
   const before = await findSubscription(scope, id);
   if (before.status === 'canceled' || before.status === 'ended') throw ApiError.invalid(`A ${before.status} subscription cannot change`, 'status');
   const changes: Record<string, unknown> = {};
@@ -177,15 +151,15 @@ export async function updateSubscription(scope: Scope, id: string, input: { pror
   const merged = { ...before, ...changes } as SubscriptionDoc;
   changes.next_billing_date = nextBillingAfter(toBillingPlan(merged), new Date());
   const sub = await Subscription.findByIdAndUpdate(id, { $set: changes }, { returnDocument: 'after' }).lean<SubscriptionDoc>();
-  await signal(id, subscriptionChangedSignal);
+  await deps.workflows.subscription.changed(id);
   return presentSubscription(sub!);
 }
 
 /** DELETE: cancel (no further billing, `subscription.canceled`), then delete with its phases. */
-export async function deleteSubscription(scope: Scope, id: string): Promise<void> {
+export async function deleteSubscription(deps: Dependencies, scope: Scope, id: string): Promise<void> {
   await findSubscription(scope, id);
   const canceled = await Subscription.findByIdAndUpdate(id, { $set: { status: 'canceled', canceled_at: new Date() } }, { returnDocument: 'after' }).lean<SubscriptionDoc>();
-  await signal(id, cancelSubscriptionSignal);
+  await deps.workflows.subscription.cancel(id);
   await recordEvent(scope, 'subscription.canceled', subscriptionEventPayload(canceled!), { idempotencyKey: `subscription.canceled:${id}` });
   await Subscription.deleteOne({ _id: id });
   await recountListSlots(Subscription, [canceled!]);
@@ -193,13 +167,9 @@ export async function deleteSubscription(scope: Scope, id: string): Promise<void
 }
 
 /** Price deletes take the subscriptions that use them (spec cascade table). */
-export async function removeSubscriptionsOfPrices(scope: Scope, priceIds: string[]): Promise<void> {
+export async function removeSubscriptionsOfPrices(deps: Dependencies, scope: Scope, priceIds: string[]): Promise<void> {
   const subs = await Subscription.find({ ...scopeFilter(scope), 'phases.items.price_id': { $in: priceIds } }).lean<SubscriptionDoc[]>();
-  for (const s of subs) await deleteSubscription(scope, s._id);
-}
-
-export async function subscriptionExists(scope: Scope, id: string): Promise<boolean> {
-  return (await findInScope(Subscription, scope, id)) !== null;
+  for (const s of subs) await deleteSubscription(deps, scope, s._id);
 }
 
 const TIMELINE_STEPS: Record<string, string> = {
@@ -267,6 +237,7 @@ export interface ChargeInput {
  * nothing. `created` is false when it found the invoice (so a retry is not counted twice).
  */
 export async function generateSubscriptionInvoice(
+  deps: Dependencies,
   subscriptionId: string,
   charge: ChargeInput,
   invoiceDueDays: number,
@@ -312,7 +283,7 @@ export async function generateSubscriptionInvoice(
       { idempotencyKey: `subscription.renewed:${billingKey}` },
     );
   }
-  if (invoice.status === 'pending') await watchDueDate(invoice);
+  if (invoice.status === 'pending') await deps.workflows.invoiceDue.watch(invoice);
   return { invoiceId: invoice._id, created };
 }
 

@@ -7,17 +7,17 @@
  */
 import { runPeriodically } from '../lib/periodic';
 import type { Logger } from 'pino';
-import { Client, ScheduleAlreadyRunning, ScheduleOverlapPolicy } from '@temporalio/client';
-import { startOnce } from '../temporal/startOnce';
-import { WorkflowIdReusePolicy } from '@temporalio/common';
 import { Event, EventDoc } from '../models/event';
 import { WebhookEndpoint, WebhookEndpointDoc } from '../models/webhookEndpoint';
 import { WebhookDelivery, WebhookDeliveryDoc } from '../models/webhookDelivery';
 import { isDuplicateKey } from '../models/errors';
 import type { TemporalContext } from '../temporal/context';
 import { workflowIds } from '../temporal/workflowIds';
-import { endpointStoppedSignal, RETENTION_SCHEDULE_ID, WebhookDeliveryInput } from '../temporal/webhookDefinitions';
-import type { webhookDeliveryWorkflow, webhookRetentionWorkflow } from '../workflows/webhooks';
+import { startDeliveryWorkflow } from '../temporal/clients/webhookDelivery';
+import { ensureRetentionSchedule } from '../temporal/clients/webhookRetention';
+
+// The delivery activities end an endpoint's deliveries through here (with their own client).
+export { stopDeliveriesOf } from '../temporal/clients/webhookDelivery';
 
 /** What dispatch needs of an event (a RecordedEvent or an events document). */
 export interface DispatchableEvent {
@@ -27,9 +27,6 @@ export interface DispatchableEvent {
   event: string;
   timestamp: Date;
 }
-
-/** A start against an unreachable server fails within this instead of hanging the caller. */
-const START_DEADLINE_MS = 5_000;
 
 export function subscribedTo(endpoint: Pick<WebhookEndpointDoc, 'subscriptions'>, event: string): boolean {
   return endpoint.subscriptions.includes('*') || endpoint.subscriptions.includes(event);
@@ -74,20 +71,6 @@ export async function insertDeliveryRecord(opts: DeliveryRecordInput): Promise<W
     if (!isDuplicateKey(err)) throw err;
   }
   return doc;
-}
-
-/** Starts one delivery workflow; false when it was already started (now or ever, within retention). */
-export async function startDeliveryWorkflow(temporal: TemporalContext, input: WebhookDeliveryInput): Promise<boolean> {
-  return startOnce(() =>
-    temporal.client.withDeadline(Date.now() + START_DEADLINE_MS, () =>
-      temporal.client.workflow.start<typeof webhookDeliveryWorkflow>('webhookDeliveryWorkflow', {
-        taskQueue: temporal.taskQueue,
-        workflowId: input.deliveryId,
-        args: [input],
-        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-      }),
-    ),
-  );
 }
 
 async function endpointsOf(scope: { accountId: string; sandbox: string | null }): Promise<WebhookEndpointDoc[]> {
@@ -150,41 +133,6 @@ export async function sweepUndispatchedEvents(temporal: TemporalContext, opts: {
 export async function oldestUndispatchedEventAt(): Promise<Date | null> {
   const oldest = await Event.findOne({ dispatched: false }, { timestamp: 1 }).sort({ timestamp: 1 }).lean<Pick<EventDoc, 'timestamp'>>();
   return oldest ? new Date(oldest.timestamp) : null;
-}
-
-/** Ends the waiting deliveries of an endpoint that was disabled or deleted. Best effort: a missed one ends at its next attempt. */
-export async function stopDeliveriesOf(client: Client | null, endpointId: string, reason: 'endpoint_disabled' | 'endpoint_deleted'): Promise<void> {
-  if (!client) return;
-  const pending = await WebhookDelivery.find({ endpoint_id: endpointId, status: 'pending' }, { _id: 1 }).lean<{ _id: string }[]>();
-  await Promise.all(
-    pending.map((d) =>
-      client
-        .withDeadline(Date.now() + START_DEADLINE_MS, () => client.workflow.getHandle(d._id).signal(endpointStoppedSignal, reason))
-        .catch(() => undefined),
-    ),
-  );
-}
-
-/** The hourly retention Schedule; creating it again is a no-op. */
-export async function ensureRetentionSchedule(temporal: TemporalContext): Promise<void> {
-  try {
-    await temporal.client.withDeadline(Date.now() + START_DEADLINE_MS, () =>
-      temporal.client.schedule.create({
-        scheduleId: RETENTION_SCHEDULE_ID,
-        spec: { intervals: [{ every: '1 hour' }] },
-        action: {
-          type: 'startWorkflow',
-          workflowType: 'webhookRetentionWorkflow' as unknown as typeof webhookRetentionWorkflow,
-          taskQueue: temporal.taskQueue,
-          workflowId: `${RETENTION_SCHEDULE_ID}-run`,
-          args: [],
-        },
-        policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 hour' },
-      }),
-    );
-  } catch (err) {
-    if (!(err instanceof ScheduleAlreadyRunning)) throw err;
-  }
 }
 
 export interface SweeperOptions {
