@@ -4,7 +4,8 @@ import type { AppState, Ctx } from '../context';
 import { scopeOf } from '../context';
 import { idParam, pageQuery } from '../validation';
 import { createCustomerBody, updateCustomerBody } from './schema';
-import { createCustomer, deleteCustomer, getCustomer, listCustomers, updateCustomer } from '../../services/customers';
+import { createCustomer, getCustomer, listCustomers, updateCustomer } from '../../services/customers';
+import { deleteCustomer } from '../../services/customerDeletion';
 
 export function customerRoutes(router: Router<AppState>, deps: RouteDeps) {
   router.get('/customers', async (ctx: Ctx) => {
