@@ -48,7 +48,7 @@ module.exports = tseslint.config(
   },
   {
     // Pure domain logic: money, calendar, proration; cryptocurrency addresses, amounts, allocation.
-    files: ['src/billing/**/*.ts', 'src/crypto/addresses.ts', 'src/crypto/amounts.ts', 'src/crypto/allocation.ts'],
+    files: ['src/billing/**/*.ts', 'src/cryptocurrency/**/*.ts'],
     rules: {
       '@typescript-eslint/no-restricted-imports': restricted(
         { group: IO_MODULES, message: 'Pure billing and cryptocurrency modules do no I/O.' },

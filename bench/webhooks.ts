@@ -18,7 +18,7 @@ import { startWebhooksDomain } from '../src/services/domains/webhooks';
 import { recordEvent } from '../src/services/events';
 import { WebhookEndpoint } from '../src/models/webhookEndpoint';
 import { newId, ID_PREFIX, randomString } from '../src/lib/ids';
-import { signWebhook } from '../src/crypto/webhookSignature';
+import { signWebhook } from '../src/cryptography/webhookSignature';
 import { createDependencies } from '../src/dependencies';
 import { makeTestCertificates, startHttpsReceiver } from '../test/support/httpsReceiver';
 import { target } from './support';

@@ -1,5 +1,5 @@
 import type { ActivityDeps } from './deps';
-import type { CryptoCurrency } from '../crypto/addresses';
+import type { CryptoCurrency } from '../cryptocurrency/addresses';
 import type { BlockRef, ChainClient } from '../chains/types';
 import { chainClientFor } from '../chains';
 import { chainSettings, ScanResult, scanChain } from '../services/chainWatcher';

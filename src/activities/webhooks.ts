@@ -12,7 +12,7 @@ import { Event, EventDoc } from '../models/event';
 import { WebhookEndpoint, WebhookEndpointDoc } from '../models/webhookEndpoint';
 import { AttemptErrorKind, WebhookAttempt, WebhookDelivery, WebhookDeliveryDoc } from '../models/webhookDelivery';
 import { IdempotencyKey } from '../models/idempotencyKey';
-import { signWebhook } from '../crypto/webhookSignature';
+import { signWebhook } from '../cryptography/webhookSignature';
 import { isIpLiteral, isPrivateAddress } from '../lib/network';
 import { newDeliveryRecord, stopDeliveriesOf } from '../services/webhookDispatch';
 import { isDuplicateKey } from '../models/errors';

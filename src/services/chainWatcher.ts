@@ -10,8 +10,8 @@
  * Like BTCPay's detectors, it only records payments; allocation stays with services/allocation.
  */
 import type { Config } from '../config';
-import { CryptoCurrency, validateAddress } from '../crypto/addresses';
-import { decimalPlacesOf, Dec, formatCryptoAmount } from '../crypto/amounts';
+import { CryptoCurrency, validateAddress } from '../cryptocurrency/addresses';
+import { decimalPlacesOf, Dec, formatCryptoAmount } from '../cryptocurrency/amounts';
 import { watchedCurrencies } from '../chains';
 import { BlockRef, ChainClient, ChainPayment, ChainUnavailableError } from '../chains/types';
 import { confirmationsOf, initialCursorHeight, nextScanRange, rewoundCursorHeight } from '../chains/scan';

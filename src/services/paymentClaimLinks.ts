@@ -18,8 +18,8 @@ import { Scope, scopeFilter, scopeOfDoc, findInScope, inScope } from '../models/
 import { newId, ID_PREFIX } from '../lib/ids';
 import { ApiError } from '../lib/errors';
 import { parseDateTime } from '../lib/dates';
-import { cryptoAmountError, formatCryptoAmount, Dec } from '../crypto/amounts';
-import { explorerFor, isSupportedCurrency, validateAddress, CryptoCurrency } from '../crypto/addresses';
+import { cryptoAmountError, formatCryptoAmount, Dec } from '../cryptocurrency/amounts';
+import { explorerFor, isSupportedCurrency, validateAddress, CryptoCurrency } from '../cryptocurrency/addresses';
 import { centsToAmount, sumAmounts, subtractAmounts } from '../billing/money';
 import { presentPaymentClaimLink, linkUsable, effectiveLinkStatus } from '../presenters/paymentClaimLink';
 import { presentPaymentClaim } from '../presenters/paymentClaim';

@@ -4,7 +4,7 @@
  * Start-up puts the configured one, cached per (currency, minute), in the process's
  * dependencies (src/dependencies.ts); tests pass their own.
  */
-import type { CryptoCurrency } from '../crypto/addresses';
+import type { CryptoCurrency } from '../cryptocurrency/addresses';
 import type { Config } from '../config';
 
 export interface PriceOracle {

@@ -10,7 +10,7 @@ import { Scope, scopeFilter, findInScope } from '../models/scope';
 import { newId, ID_PREFIX, randomString } from '../lib/ids';
 import { ApiError } from '../lib/errors';
 import { isEventName } from '../lib/eventNames';
-import { newSigningSecret } from '../crypto/webhookSignature';
+import { newSigningSecret } from '../cryptography/webhookSignature';
 import { presentWebhookEndpoint, presentWebhookDelivery } from '../presenters/webhookEndpoint';
 import { listPage, createListed, listScopePage, recountListSlots } from './listing';
 import { optionalText } from './validate';

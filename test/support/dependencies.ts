@@ -9,7 +9,7 @@ import { loadConfig } from '../../src/config';
 import { temporalWorkflows, Workflows } from '../../src/temporal/clients';
 import type { TemporalContext } from '../../src/temporal/context';
 import { CachedOracle, FixedRateOracle, PriceOracle, priceOracleFromConfig, PriceUnavailableError } from '../../src/services/priceOracle';
-import type { CryptoCurrency } from '../../src/crypto/addresses';
+import type { CryptoCurrency } from '../../src/cryptocurrency/addresses';
 import { allocateTransaction, AllocationConflictError } from '../../src/services/allocation';
 import { NO_START } from '../../src/services/workflowStarts';
 import { ApiError } from '../../src/lib/errors';
