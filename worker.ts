@@ -4,7 +4,7 @@ import { disconnectDatabase } from './src/db/connection';
 import { createActivities } from './src/activities';
 import { bootProcess } from './src/services/process';
 import { ensureChainWatchers } from './src/services/chainWatcher';
-import { oldestUndispatchedEventAt } from './src/services/webhookDispatch';
+import { oldestUndispatchedEventAt } from './src/services/webhookSweeper';
 import { createWorkerMetrics } from './src/metrics/worker';
 import { MetricsServer, startMetricsServer } from './src/metrics/server';
 import { installTemporalRuntime } from './src/metrics/temporal';

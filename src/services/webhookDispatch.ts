@@ -1,20 +1,17 @@
 /**
  * From "event written" to "delivery workflow started". Two paths start the same workflows:
- * the in-process listener right after recordEvent, and a sweeper that picks up events still
- * not `dispatched` (Temporal was down, the process died, the listener failed).
+ * the in-process listener right after recordEvent, and a sweeper (webhookSweeper.ts) that picks
+ * up events still not `dispatched` (Temporal was down, the process died, the listener failed).
  * The workflow id is derived from (event, endpoint) and REJECT_DUPLICATE refuses a second
  * run even after the first closed, so both paths together start each delivery exactly once.
  */
-import { runPeriodically } from '../lib/periodic';
-import type { Logger } from 'pino';
-import { Event, EventDoc } from '../models/event';
+import { Event } from '../models/event';
 import { WebhookEndpoint, WebhookEndpointDoc } from '../models/webhookEndpoint';
 import { WebhookDelivery, WebhookDeliveryDoc } from '../models/webhookDelivery';
 import { isDuplicateKey } from '../models/errors';
 import type { TemporalContext } from '../temporal/context';
 import { workflowIds } from '../temporal/workflowIds';
 import { startDeliveryWorkflow } from '../temporal/clients/webhookDelivery';
-import { ensureRetentionSchedule } from '../temporal/clients/webhookRetention';
 
 // The delivery activities end an endpoint's deliveries through here (with their own client).
 export { stopDeliveriesOf } from '../temporal/clients/webhookDelivery';
@@ -73,7 +70,7 @@ export async function insertDeliveryRecord(opts: DeliveryRecordInput): Promise<W
   return doc;
 }
 
-async function endpointsOf(scope: { accountId: string; sandbox: string | null }): Promise<WebhookEndpointDoc[]> {
+export async function endpointsOf(scope: { accountId: string; sandbox: string | null }): Promise<WebhookEndpointDoc[]> {
   return WebhookEndpoint.find({ account_id: scope.accountId, sandbox: scope.sandbox }).lean<WebhookEndpointDoc[]>();
 }
 
@@ -98,70 +95,4 @@ export async function dispatchEvent(
   );
   await Event.updateOne({ _id: event.id }, { $set: { dispatched: true, dispatched_at: new Date() } });
   return targets.length;
-}
-
-function fromDoc(e: EventDoc): DispatchableEvent {
-  return { id: e._id, accountId: e.account_id, sandbox: e.sandbox ?? null, event: e.event, timestamp: new Date(e.timestamp) };
-}
-
-/**
- * One pass of the sweeper: events not dispatched and older than `minAgeMs` (younger ones are
- * the listener's), oldest first. Stops at the first failure (Temporal is probably down).
- */
-export async function sweepUndispatchedEvents(temporal: TemporalContext, opts: { minAgeMs: number; batch: number }): Promise<number> {
-  const cutoff = new Date(Date.now() - opts.minAgeMs);
-  const events = await Event.find({ dispatched: false, timestamp: { $lte: cutoff } })
-    .sort({ timestamp: 1 })
-    .limit(opts.batch)
-    .lean<EventDoc[]>();
-  const endpointsByScope = new Map<string, Promise<WebhookEndpointDoc[]>>();
-  let done = 0;
-  for (const doc of events) {
-    const ev = fromDoc(doc);
-    const key = `${ev.accountId}/${ev.sandbox ?? ''}`;
-    if (!endpointsByScope.has(key)) endpointsByScope.set(key, endpointsOf(ev));
-    await dispatchEvent(temporal, ev, await endpointsByScope.get(key)!);
-    done += 1;
-  }
-  return done;
-}
-
-/**
- * When the oldest event still waiting for its deliveries to start was written, or null. The
- * sweeper's query shape: the boolean equality is pushed down to FerretDB's index, then sorted.
- */
-export async function oldestUndispatchedEventAt(): Promise<Date | null> {
-  const oldest = await Event.findOne({ dispatched: false }, { timestamp: 1 }).sort({ timestamp: 1 }).lean<Pick<EventDoc, 'timestamp'>>();
-  return oldest ? new Date(oldest.timestamp) : null;
-}
-
-export interface SweeperOptions {
-  intervalMs: number;
-  minAgeMs: number;
-  batch: number;
-  retentionSchedule: boolean;
-}
-
-/**
- * The sweeper loop, in every process that starts the webhooks domain (API and worker): any
- * number may run at once, starts are idempotent. It also creates the retention Schedule,
- * retrying until Temporal answers. Returns a stop function that waits for the current pass.
- */
-export function startSweeper(temporal: TemporalContext, logger: Logger, opts: SweeperOptions): () => Promise<void> {
-  let scheduleReady = !opts.retentionSchedule;
-  return runPeriodically(async () => {
-    if (!scheduleReady) {
-      try {
-        await ensureRetentionSchedule(temporal);
-        scheduleReady = true;
-      } catch (err) {
-        logger.warn({ err }, 'webhook retention schedule not created yet');
-      }
-    }
-    try {
-      await sweepUndispatchedEvents(temporal, { minAgeMs: opts.minAgeMs, batch: opts.batch });
-    } catch (err) {
-      logger.warn({ err }, 'webhook sweeper pass failed; will retry');
-    }
-  }, opts.intervalMs);
 }

@@ -17,7 +17,7 @@ import { createActivities } from '../../src/activities';
 import { createWebhooksActivities } from '../../src/activities/webhooks';
 import { createWorkerMetrics, WorkerMetrics } from '../../src/metrics/worker';
 import { MetricsServer, startMetricsServer } from '../../src/metrics/server';
-import { oldestUndispatchedEventAt } from '../../src/services/webhookDispatch';
+import { oldestUndispatchedEventAt } from '../../src/services/webhookSweeper';
 import { FixedRateOracle, PriceUnavailableError } from '../../src/services/priceOracle';
 import { SwitchableOracle, testDependencies } from '../support/dependencies';
 import { workflowIds } from '../../src/temporal/workflowIds';

@@ -9,9 +9,9 @@ import {
   deleteSubscription,
   getSubscription,
   listSubscriptions,
-  subscriptionTimeline,
   updateSubscription,
 } from '../../services/subscriptions';
+import { subscriptionTimeline } from '../../services/subscriptionTimeline';
 
 export function subscriptionRoutes(router: Router<AppState>, deps: RouteDeps) {
   router.get('/subscriptions', async (ctx: Ctx) => {

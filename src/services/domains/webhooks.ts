@@ -1,6 +1,7 @@
 import type { Dependencies } from '../../dependencies';
 import { onEventRecorded } from '../events';
-import { dispatchEvent, SweeperOptions, startSweeper } from '../webhookDispatch';
+import { dispatchEvent } from '../webhookDispatch';
+import { SweeperOptions, startSweeper } from '../webhookSweeper';
 
 const DEFAULTS: SweeperOptions = {
   // The listener normally dispatches within milliseconds; the sweeper is the safety net.
