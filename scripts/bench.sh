@@ -38,4 +38,6 @@ start_bg "$RUN/api.log" node --import tsx "$ROOT/src/api/server.ts" >/dev/null
 wait_for_http "http://127.0.0.1:$PORT/readyz" api 120 || { tail -n 25 "$RUN"/api.log "$RUN"/worker.log >&2; exit 1; }
 
 cd "$ROOT"
-node --import tsx bench/index.ts "$@"
+# BENCH_NODE_ARGS: extra node flags for the bench process, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
+# shellcheck disable=SC2086
+node ${BENCH_NODE_ARGS:-} --import tsx bench/index.ts "$@"

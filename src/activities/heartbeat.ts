@@ -16,6 +16,8 @@ export function heartbeating<F extends AnyActivity>(fn: F): F {
     } catch {
       // Called as a plain function (outside a worker): there is nothing to heartbeat to.
     }
+    // A local activity has no heartbeat (its workflow task is kept alive by the SDK instead).
+    if (ctx?.info.isLocal) ctx = null;
     const timer = ctx ? setInterval(() => ctx!.heartbeat(), HEARTBEAT_EVERY_MS) : null;
     try {
       return await fn(...args);

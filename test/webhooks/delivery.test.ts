@@ -31,7 +31,11 @@ import { WebhookDelivery } from '../../src/models/webhookDelivery';
 
 useTestDatabase();
 const TASK_QUEUE = 'webhooks-delivery-test';
-const HISTORY_FILE = path.join(__dirname, '..', 'workflows', 'histories', 'webhookDelivery-10-failures.json');
+const HISTORY_DIR = path.join(__dirname, '..', 'workflows', 'histories');
+/** Attempts as local activities (the current code). */
+const HISTORY_FILE = path.join(HISTORY_DIR, 'webhookDelivery-local-attempts.json');
+/** Recorded before attempts became local activities: runs started then must still replay. */
+const ACTIVITY_HISTORY_FILE = path.join(HISTORY_DIR, 'webhookDelivery-10-failures.json');
 
 let env: TestWorkflowEnvironment;
 let worker: Worker;
@@ -127,7 +131,9 @@ describe('webhook delivery (time skipping)', () => {
       expect(ms).toBeLessThan(BACKOFF_MS[i] * (1 + JITTER));
     });
     // ...and the attempts were scheduled that far apart in workflow time.
-    const scheduled = history.events!.filter((e) => e.activityTaskScheduledEventAttributes).map((e) => tsToMs(e.eventTime));
+    // (Each attempt is a local activity: its marker is written when the attempt's workflow task completes.)
+    const scheduled = history.events!.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity').map((e) => tsToMs(e.eventTime));
+    expect(history.events!.filter((e) => e.activityTaskScheduledEventAttributes)).toEqual([]);
     expect(scheduled).toHaveLength(11);
     for (let i = 1; i < scheduled.length; i++) expect(scheduled[i] - scheduled[i - 1]).toBeGreaterThanOrEqual(timers[i - 1]);
     // Kept in test/workflows/histories for the replay test below.
@@ -157,8 +163,14 @@ describe('webhook delivery (time skipping)', () => {
     const json = fs.existsSync(HISTORY_FILE) ? fs.readFileSync(HISTORY_FILE, 'utf8') : recordedJson;
     expect(json).toBeDefined();
     const recorded = temporal.api.history.v1.History.fromObject(JSON.parse(json!));
-    expect(recorded.events!.length).toBeGreaterThan(40);
+    expect(recorded.events!.length).toBeGreaterThan(20);
     await Worker.runReplayHistory({ workflowsPath }, recorded, 'replayed-delivery');
+  });
+
+  it('still replays a delivery recorded when attempts were regular activities', async () => {
+    const recorded = temporal.api.history.v1.History.fromObject(JSON.parse(fs.readFileSync(ACTIVITY_HISTORY_FILE, 'utf8')));
+    expect(recorded.events!.filter((e) => e.activityTaskScheduledEventAttributes)).toHaveLength(11);
+    await Worker.runReplayHistory({ workflowsPath }, recorded, 'replayed-activity-delivery');
   });
 
   it('stops after 11 attempts against a receiver that always fails', async () => {
