@@ -2,7 +2,6 @@
  * Webhook endpoints: CRUD, secret rotation, the URL rules of DECISIONS.md, the delivery log
  * of an endpoint and redelivery.
  */
-import { lookup } from 'node:dns/promises';
 import { WebhookEndpoint, WebhookEndpointDoc } from '../models/webhookEndpoint';
 import { WebhookDelivery, WebhookDeliveryDoc } from '../models/webhookDelivery';
 import { Event, EventDoc } from '../models/event';
@@ -17,7 +16,7 @@ import { optionalText } from './validate';
 import { workflowIds } from '../temporal/workflowIds';
 import { insertDeliveryRecord } from './webhookDispatch';
 import type { Dependencies } from '../dependencies';
-import { isIpLiteral, isPrivateAddress } from '../lib/network';
+import { isPrivateTarget } from '../lib/outgoingHttp';
 
 export interface WebhookEndpointInput {
   url?: string;
@@ -45,16 +44,7 @@ export async function checkEndpointUrl(deps: Pick<Dependencies, 'config'>, raw: 
   if (url.protocol !== 'https:') throw urlError('must be an https:// URL');
   if (url.username || url.password) throw urlError('must not contain credentials');
   if (deps.config.webhookAllowPrivateNetworks) return value;
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (isIpLiteral(host)) {
-    if (isPrivateAddress(host)) throw urlError(PRIVATE_MESSAGE);
-    return value;
-  }
-  if (host === 'localhost' || host.endsWith('.localhost')) throw urlError(PRIVATE_MESSAGE);
-  // A name that does not resolve yet is accepted (DNS may still be propagating); one that
-  // resolves to a private address is not.
-  const addresses = await lookup(host, { all: true }).catch(() => []);
-  if (addresses.some((a) => isPrivateAddress(a.address))) throw urlError(PRIVATE_MESSAGE);
+  if (await isPrivateTarget(url)) throw urlError(PRIVATE_MESSAGE);
   return value;
 }
 
