@@ -1,6 +1,6 @@
 import type { ActivityDeps } from './deps';
-import { markInvoiceOverdue } from '../services/invoices';
-import { ChargeInput, generateSubscriptionInvoice, loadSubscriptionForBilling, syncSubscriptionState } from '../services/subscriptions';
+import { ChargeInput, generateSubscriptionInvoice, markInvoiceOverdue } from '../services/invoices';
+import { loadSubscriptionForBilling, syncSubscriptionState } from '../services/subscriptions';
 import { createWorkerMetrics } from '../metrics/worker';
 
 /** Activities of the billing domain. Each is idempotent: a retry never bills or records twice. */

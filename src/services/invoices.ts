@@ -8,15 +8,17 @@ import { isDuplicateKey } from '../models/errors';
 import { Price, PriceDoc } from '../models/price';
 import { Product, ProductDoc } from '../models/product';
 import { Scope, scopeFilter, scopeOfDoc, findInScope } from '../models/scope';
-import { newId, ID_PREFIX } from '../lib/ids';
+import { newId, derivedId, ID_PREFIX } from '../lib/ids';
 import { ApiError } from '../lib/errors';
 import { centsToAmount, multiplyAmount, parseAmount, sumAmounts, toAmount } from '../billing/money';
-import { isCalendarDate } from '../billing/dueDate';
+import { dayAfter, isCalendarDate } from '../billing/dueDate';
+import type { ChargeLine } from '../billing/schedule';
 import { invoiceEventPayload, presentInvoice } from '../presenters/invoice';
+import { subscriptionEventPayload } from '../presenters/subscription';
 import { recordEvent } from './events';
 import { findCustomer } from './customers';
 import { createListed, listPage, listScopePage, recountListSlots } from './listing';
-import { Subscription } from '../models/subscription';
+import { Subscription, SubscriptionDoc } from '../models/subscription';
 import type { Dependencies } from '../dependencies';
 
 export interface LineItemInput {
@@ -157,6 +159,74 @@ export async function markInvoiceOverdue(invoiceId: string, dueDate: string): Pr
     idempotencyKey: `invoice.overdue:${invoiceId}:${dueDate}`,
   });
   return updated ? 'marked' : 'was_overdue';
+}
+
+// ---- invoices of the subscription workflow (its activity's use case) ----
+
+/** One charge of a subscription's plan, as the workflow computed it. */
+export interface ChargeInput {
+  key: string;
+  at: string;
+  kind: 'start' | 'phase_change' | 'renewal';
+  periodStart: string;
+  periodEnd: string | null;
+  lines: ChargeLine[];
+  total: string;
+}
+
+/**
+ * Idempotent: the invoice is keyed by (subscription, charge); a retry finds it and re-records
+ * nothing. `created` is false when it found the invoice (so a retry is not counted twice).
+ */
+export async function generateSubscriptionInvoice(
+  deps: Dependencies,
+  subscriptionId: string,
+  charge: ChargeInput,
+  invoiceDueDays: number,
+): Promise<{ invoiceId: string; created: boolean } | null> {
+  const sub = await Subscription.findById(subscriptionId).lean<SubscriptionDoc>();
+  if (!sub || sub.status === 'canceled') return null;
+  const scope = scopeOfDoc(sub);
+  const billingKey = `${subscriptionId}:${charge.key}`;
+  // The invoice id derives from the billing key: lookups stay on `_id` (FerretDB's fast path)
+  // and a second insert of the same charge is a duplicate key, not a second invoice.
+  const invoiceId = derivedId(ID_PREFIX.invoice, billingKey);
+  // Insert first: on Temporal's first try nothing exists yet, so a read would be wasted.
+  let invoice: InvoiceDoc | null = null;
+  let created = true;
+  try {
+    invoice = (
+      await createListed(Invoice, scope, {
+        _id: invoiceId,
+        ...scopeFilter(scope),
+        customer_id: sub.customer_id,
+        subscription_id: subscriptionId,
+        status: 'pending',
+        due_date: dayAfter(new Date(charge.at), invoiceDueDays),
+        total_amount: charge.total,
+        line_items: charge.lines.map((l) => ({ _id: newId(ID_PREFIX.lineItem), ...l })),
+        billing_key: billingKey,
+        period_start: new Date(charge.periodStart),
+        period_end: charge.periodEnd ? new Date(charge.periodEnd) : null,
+      })
+    ).toObject() as InvoiceDoc;
+  } catch (err) {
+    if (!isDuplicateKey(err)) throw err;
+    created = false;
+    invoice = await Invoice.findById(invoiceId).lean<InvoiceDoc>();
+  }
+  if (!invoice) return null;
+  await recordEvent(scope, 'invoice.created', invoiceEventPayload(invoice), { idempotencyKey: `invoice.created:${billingKey}` });
+  if (charge.kind === 'renewal') {
+    await recordEvent(
+      scope,
+      'subscription.renewed',
+      { ...subscriptionEventPayload(sub), invoice_id: invoice._id, amount: invoice.total_amount, period_start: charge.periodStart },
+      { idempotencyKey: `subscription.renewed:${billingKey}` },
+    );
+  }
+  if (invoice.status === 'pending') await deps.workflows.invoiceDue.watch(invoice);
+  return { invoiceId: invoice._id, created };
 }
 
 /** Price deletes take their line items with them (spec cascade table). */

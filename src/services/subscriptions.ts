@@ -1,25 +1,22 @@
 /**
  * Subscriptions: validate and persist the phases, record the events, and start or signal
  * the subscription workflow, which owns billing from then on. The functions at the bottom
- * are the workflow's activities' use cases (load, generate an invoice, sync state).
+ * are the workflow's activities' use cases (load, sync state); its invoices are inserted by
+ * invoices.ts (generateSubscriptionInvoice).
  */
 import { Subscription, SubscriptionDoc, PRORATION_BEHAVIORS } from '../models/subscription';
-import { Invoice, InvoiceDoc } from '../models/invoice';
 import { Price, PriceDoc } from '../models/price';
 import { Product, ProductDoc } from '../models/product';
 import { Scope, scopeFilter, scopeOfDoc, findInScope } from '../models/scope';
-import { isDuplicateKey } from '../models/errors';
-import { newId, derivedId, ID_PREFIX } from '../lib/ids';
+import { newId, ID_PREFIX } from '../lib/ids';
 import { ApiError } from '../lib/errors';
 import { parseInstant } from '../lib/dates';
 import { centsToAmount, parseAmount, toAmount } from '../billing/money';
 import { dateWindowViolation, validatePhases } from '../billing/phases';
 import { toBillingPlan, StoredSubscription } from '../billing/subscriptionPlan';
-import { activePhaseIndex, nextBillingAfter, statusAt, ChargeLine } from '../billing/schedule';
-import { dayAfter } from '../billing/dueDate';
+import { activePhaseIndex, nextBillingAfter, statusAt } from '../billing/schedule';
 import type { Interval } from '../billing/calendar';
 import { presentSubscription, subscriptionEventPayload, phaseEventPayload } from '../presenters/subscription';
-import { invoiceEventPayload } from '../presenters/invoice';
 import { iso } from '../presenters/common';
 import { recordEvent } from './events';
 import { findCustomer } from './customers';
@@ -182,71 +179,6 @@ export async function loadSubscriptionForBilling(id: string): Promise<StoredSubs
     canceled_at: iso(sub.canceled_at ?? null),
     phases: sub.phases.map((p) => ({ start_date: iso(p.start_date)!, end_date: iso(p.end_date ?? null), items: p.items.map((i) => ({ ...i })) })),
   };
-}
-
-export interface ChargeInput {
-  key: string;
-  at: string;
-  kind: 'start' | 'phase_change' | 'renewal';
-  periodStart: string;
-  periodEnd: string | null;
-  lines: ChargeLine[];
-  total: string;
-}
-
-/**
- * Idempotent: the invoice is keyed by (subscription, charge); a retry finds it and re-records
- * nothing. `created` is false when it found the invoice (so a retry is not counted twice).
- */
-export async function generateSubscriptionInvoice(
-  deps: Dependencies,
-  subscriptionId: string,
-  charge: ChargeInput,
-  invoiceDueDays: number,
-): Promise<{ invoiceId: string; created: boolean } | null> {
-  const sub = await Subscription.findById(subscriptionId).lean<SubscriptionDoc>();
-  if (!sub || sub.status === 'canceled') return null;
-  const scope = scopeOfDoc(sub);
-  const billingKey = `${subscriptionId}:${charge.key}`;
-  // The invoice id derives from the billing key: lookups stay on `_id` (FerretDB's fast path)
-  // and a second insert of the same charge is a duplicate key, not a second invoice.
-  const invoiceId = derivedId(ID_PREFIX.invoice, billingKey);
-  // Insert first: on Temporal's first try nothing exists yet, so a read would be wasted.
-  let invoice: InvoiceDoc | null = null;
-  let created = true;
-  try {
-    invoice = (
-      await createListed(Invoice, scope, {
-        _id: invoiceId,
-        ...scopeFilter(scope),
-        customer_id: sub.customer_id,
-        subscription_id: subscriptionId,
-        status: 'pending',
-        due_date: dayAfter(new Date(charge.at), invoiceDueDays),
-        total_amount: charge.total,
-        line_items: charge.lines.map((l) => ({ _id: newId(ID_PREFIX.lineItem), ...l })),
-        billing_key: billingKey,
-        period_start: new Date(charge.periodStart),
-        period_end: charge.periodEnd ? new Date(charge.periodEnd) : null,
-      })
-    ).toObject() as InvoiceDoc;
-  } catch (err) {
-    if (!isDuplicateKey(err)) throw err;
-    created = false;
-    invoice = await Invoice.findById(invoiceId).lean<InvoiceDoc>();
-  }
-  if (!invoice) return null;
-  await recordEvent(scope, 'invoice.created', invoiceEventPayload(invoice), { idempotencyKey: `invoice.created:${billingKey}` });
-  if (charge.kind === 'renewal') {
-    await recordEvent(
-      scope,
-      'subscription.renewed',
-      { ...subscriptionEventPayload(sub), invoice_id: invoice._id, amount: invoice.total_amount, period_start: charge.periodStart },
-      { idempotencyKey: `subscription.renewed:${billingKey}` },
-    );
-  }
-  if (invoice.status === 'pending') await deps.workflows.invoiceDue.watch(invoice);
-  return { invoiceId: invoice._id, created };
 }
 
 /** Moves status and the active phase to what the plan says at `now`, with keyed events. */
