@@ -6,12 +6,13 @@ import { runRenewalBench } from './renewals';
 import { runCryptoBench } from './crypto';
 import { runDetectionBench } from './detection';
 import { runScaleBench } from './scale';
+import { runReportsBench } from './reports';
 
 async function main() {
   const apiUrl = `http://127.0.0.1:${process.env.PORT}`;
   const only = process.argv[2];
   const want = (name: string) => !only || only === name;
-  const sections = ['api', 'renewals', 'crypto', 'detection', 'webhooks', 'scale'];
+  const sections = ['api', 'renewals', 'crypto', 'detection', 'webhooks', 'reports', 'scale'];
   if (only && !sections.includes(only)) throw new Error(`unknown bench section ${only}; one of ${sections.join(', ')}`);
   await connectDatabase(process.env.MONGODB_URI!);
   try {
@@ -22,6 +23,7 @@ async function main() {
     if (want('webhooks')) {
       console.log((await runWebhookBench({ temporalAddress: process.env.TEMPORAL_ADDRESS!, mongoUri: process.env.MONGODB_URI! })).join('\n'));
     }
+    if (want('reports')) console.log((await runReportsBench(apiUrl)).join('\n'));
     // Last: its 8,000+ customers would change what the other sections measure.
     if (want('scale')) console.log((await runScaleBench(apiUrl)).join('\n'));
   } finally {

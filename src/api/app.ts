@@ -28,6 +28,7 @@ import { webhooksResources } from './domains/webhooks';
 import { openapiRoutes } from './openapi/routes';
 import { methodNotAllowed } from './openapi/methodNotAllowed';
 import { docsPages } from './docs/routes';
+import { consolePages } from './console/routes';
 import { metricsRoutes } from './metrics/routes';
 import { httpMetrics } from './middleware/metrics';
 import { ApiMetrics, createApiMetrics, Limiter } from '../metrics/api';
@@ -37,6 +38,8 @@ export interface RouteDeps extends Dependencies {
   /** Per client IP: the public claim routes, and the pay page in a window of its own. */
   publicClaimLimit: ReturnType<typeof rateLimit>;
   payPageLimit: ReturnType<typeof rateLimit>;
+  /** Sign-in throttling, shared by POST /v1/auth and the console's sign-in. */
+  authThrottle: AuthThrottle;
 }
 export type RouteModule = (router: Router<AppState>, deps: RouteDeps) => void;
 
@@ -54,7 +57,7 @@ const RESOURCES: RouteModule[] = [
   ...billingResources, ...cryptoResources, ...webhooksResources,
 ];
 const PUBLIC_RESOURCES: RouteModule[] = [openapiRoutes, ...cryptoPublicResources];
-const PAGES: RouteModule[] = [docsPages, ...cryptoPages];
+const PAGES: RouteModule[] = [docsPages, consolePages, ...cryptoPages];
 
 export function createApp(deps: AppDeps): Koa<AppState> {
   const { config, logger } = deps;
@@ -82,6 +85,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     workflows: deps.workflows,
     publicClaimLimit: rateLimit(config.publicRateLimitPerMinute, (ctx) => `public-claims:${ctx.ip}`, () => rejected('public_claims')),
     payPageLimit: rateLimit(config.publicRateLimitPerMinute, (ctx) => `pay-page:${ctx.ip}`, () => rejected('pay_page')),
+    authThrottle,
   };
 
   const root = new Router<AppState>();

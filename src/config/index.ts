@@ -121,6 +121,10 @@ export function loadConfig(env: Env = process.env) {
       namespace: str(env, 'TEMPORAL_NAMESPACE', 'default'),
       taskQueue: str(env, 'TEMPORAL_TASK_QUEUE', 'payments'),
     },
+    /** Base URL of the Temporal Web UI: the finance console links each subscription's workflow there. */
+    temporalUiUrl: url(env, 'TEMPORAL_UI_URL', 'http://localhost:8233'),
+    /** How long a finance console session lasts from sign-in. */
+    consoleSessionTtlSeconds: int(env, 'CONSOLE_SESSION_TTL_SECONDS', 8 * 3600, 1, 30 * 86400),
     rateLimitPerMinute: int(env, 'RATE_LIMIT_PER_MINUTE', 600, 1, 1_000_000),
     /** The worker's /metrics (domain and Temporal SDK metrics), on HOST; 0: a free port, logged. */
     workerMetricsPort: int(env, 'WORKER_METRICS_PORT', 9464, 0, 65535),

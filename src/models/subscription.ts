@@ -59,3 +59,22 @@ subscriptionSchema.index({ 'phases.items.price_id': 1 });
 export type SubscriptionDoc = InferSchemaType<typeof subscriptionSchema> & { _id: string; created_at: Date; updated_at: Date };
 export type SubscriptionPhaseDoc = SubscriptionDoc['phases'][number] & { _id: string };
 export const Subscription = model('Subscription', subscriptionSchema, 'subscriptions');
+
+/**
+ * A canceled subscription as it was when DELETE removed it, kept for revenue reports (MRR and its
+ * churn need every subscription that ever billed; events are purged after 30 days). `_id` is the
+ * subscription's id, so a retried delete keeps one copy.
+ */
+const canceledSubscriptionSchema = new Schema(
+  {
+    ...scopedFields,
+    customer_id: { type: String, required: true },
+    canceled_at: { type: Date, default: null },
+    phases: { type: [phaseSchema], default: [] },
+    subscription_created_at: { type: Date, required: true },
+  },
+  { timestamps, versionKey: false },
+);
+canceledSubscriptionSchema.index({ account_id: 1, sandbox: 1 });
+export type CanceledSubscriptionDoc = InferSchemaType<typeof canceledSubscriptionSchema> & { _id: string };
+export const CanceledSubscription = model('CanceledSubscription', canceledSubscriptionSchema, 'canceled_subscriptions');

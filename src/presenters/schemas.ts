@@ -9,6 +9,9 @@ import { PRORATION_BEHAVIORS, SUBSCRIPTION_STATUSES } from '../models/subscripti
 import { CLAIM_STATUSES } from '../models/paymentClaim';
 import { LINK_STATUSES } from '../models/paymentClaimLink';
 import { TRANSACTION_SOURCES } from '../models/cryptoTransaction';
+import { PAYMENT_STATES } from '../cryptocurrency/paymentStatus';
+import { AGING_BUCKETS } from '../billing/receivables';
+import { COLLECTION_SOURCES } from '../billing/collections';
 
 type Schema = Record<string, unknown>;
 
@@ -261,9 +264,29 @@ export const PublicPaymentClaimLink = obj(
     amount_due: money,
     invoices: {
       type: 'array',
-      items: obj({ id: str, due_date: date, total_amount: money, amount_due: money }),
+      description: "The customer's open invoices and those paid since the link was made, oldest due date first",
+      items: obj({ id: str, status: { type: 'string', enum: ['pending', 'overdue', 'paid'] }, due_date: date, total_amount: money, amount_due: money }),
     },
-    pay_to: { type: 'array', items: obj({ currency, address: str, explorer: ref('Explorer') }) },
+    payment_status: obj(
+      {
+        state: { type: 'string', enum: [...PAYMENT_STATES], description: '`waiting`; `detected` (seen on chain to one of the customer\'s own addresses, not final); `paid` (every invoice listed is paid)' },
+        confirmations: { type: ['integer', 'null'], minimum: 0, description: 'For `detected`: confirmations of the payment so far' },
+        confirmations_required: { type: ['integer', 'null'], minimum: 1, description: 'For `detected`: confirmations at which it is recorded' },
+      },
+      [],
+      { description: 'Where the payment stands; the pay page polls this' },
+    ),
+    pay_to: {
+      type: 'array',
+      items: obj({
+        currency,
+        address: str,
+        explorer: ref('Explorer'),
+        amount: { ...nullable(cryptoAmount), description: 'Estimate of the amount due in this currency at the current price (the `quotes` entry); null when nothing is due or no price is known' },
+        payment_uri: { type: 'string', description: 'BIP 21 `bitcoin:<address>?amount=<BTC>` or EIP-681 `ethereum:<address>?value=<wei>` with `amount`; the address alone when `amount` is null' },
+        qr_code_url: { type: 'string', description: 'Path on this server of an SVG QR code of `payment_uri`' },
+      }),
+    },
     quotes: { type: 'array', items: obj({ currency, usd_price: decimal, amount: cryptoAmount }) },
     verification_required: bool,
     challenge: {
@@ -278,7 +301,7 @@ export const PublicPaymentClaimLink = obj(
       ],
     },
   },
-  ['expires_at', 'max_uses', 'use_count', 'price', 'amount_due', 'invoices', 'pay_to', 'quotes', 'verification_required', 'challenge'],
+  ['expires_at', 'max_uses', 'use_count', 'price', 'amount_due', 'invoices', 'payment_status', 'pay_to', 'quotes', 'verification_required', 'challenge'],
 );
 
 const webhookEndpointProps = {
@@ -327,6 +350,87 @@ export const WebhookDelivery = obj({
   ...times,
 });
 
+const month: Schema = { type: 'string', pattern: '^[0-9]{4}-[0-9]{2}$', description: '`YYYY-MM`' };
+const count: Schema = { type: 'integer', minimum: 0 };
+const countAndAmount = (): Schema => obj({ count, amount: money });
+
+export const MrrReport = obj({
+  object: { const: 'mrr_report' },
+  currency: { const: 'USD' },
+  from: month,
+  to: month,
+  months: {
+    type: 'array',
+    items: obj({
+      month,
+      starting_mrr: money,
+      mrr: money,
+      arr: money,
+      new_mrr: money,
+      expansion_mrr: money,
+      contraction_mrr: { ...money, description: 'Negative or zero' },
+      churned_mrr: { ...money, description: 'Negative or zero' },
+      net_new_mrr: money,
+      active_subscriptions: count,
+      new_subscriptions: count,
+      churned_subscriptions: count,
+    }),
+  },
+});
+
+export const ReceivablesReport = obj({
+  object: { const: 'receivables_report' },
+  currency: { const: 'USD' },
+  as_of: date,
+  total: countAndAmount(),
+  overdue: countAndAmount(),
+  buckets: {
+    type: 'array',
+    items: obj({
+      bucket: { type: 'string', enum: [...AGING_BUCKETS] },
+      label: str,
+      count,
+      amount: money,
+      invoices: {
+        type: 'array',
+        items: obj({
+          id: str,
+          customer_id: str,
+          status: { type: 'string', enum: [...INVOICE_STATUSES] },
+          due_date: date,
+          days_past_due: count,
+          total_amount: money,
+          amount_paid: money,
+          balance: money,
+        }),
+      },
+      invoices_truncated: bool,
+    }),
+  },
+});
+
+export const CollectionsReport = obj({
+  object: { const: 'collections_report' },
+  from: month,
+  to: month,
+  rows: {
+    type: 'array',
+    items: obj({
+      month,
+      currency: { type: 'string', enum: ['BTC', 'ETH', 'USD'] },
+      source: { type: 'string', enum: [...COLLECTION_SOURCES] },
+      manual: bool,
+      payments: count,
+      amount: { ...decimal, description: 'In the currency\'s units (coins, or USD)' },
+      usd_value: money,
+      allocated_usd: money,
+      unallocated_usd: money,
+    }),
+  },
+  months: { type: 'array', items: obj({ month, usd_value: money, payments: count }) },
+  unallocated_credit: { type: 'array', items: obj({ customer_id: nullable(str), amount: money, transactions: count }) },
+});
+
 export const Account = obj({ id: str, name: str, sandboxes: { type: 'array', items: str }, ...times });
 
 export const Me = obj({
@@ -367,6 +471,9 @@ export const RESOURCE_SCHEMAS: Record<string, Schema> = {
   Account,
   Me,
   AuthToken,
+  MrrReport,
+  ReceivablesReport,
+  CollectionsReport,
 };
 
 /** `{<key>: [<item>], pagination}`: the one list shape. */

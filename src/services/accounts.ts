@@ -70,8 +70,17 @@ async function spendOtpStep(userId: number, step: number): Promise<boolean> {
   return res.modifiedCount === 1;
 }
 
-/** POST /v1/auth: password (and TOTP when enabled) for a new production token. */
-export async function authenticate(input: { email: string; password: string; otp_attempt?: string }): Promise<{ token: string }> {
+export interface SignInInput {
+  email: string;
+  password: string;
+  otp_attempt?: string;
+}
+
+/**
+ * Checks a sign-in (password, and TOTP when enabled) and returns the user and its account. Shared
+ * by POST /v1/auth and the finance console, so both accept exactly the same credentials.
+ */
+export async function verifySignIn(input: SignInInput): Promise<{ userId: number; accountId: string }> {
   const user = await User.findOne({ email: loginEmail(input.email) }).lean<UserDoc>();
   // An unknown email costs the same scrypt, so timing does not tell which accounts exist.
   const ok = await verifyPassword(input.password, user?.password_hash ?? DUMMY_HASH);
@@ -87,7 +96,13 @@ export async function authenticate(input: { email: string; password: string; otp
     // Conditional on the old hash, so a password changed meanwhile is not overwritten.
     await User.updateOne({ _id: user._id, password_hash: user.password_hash }, { $set: { password_hash: await hashPassword(input.password) } });
   }
-  return { token: await issueToken(accountId, user._id, null) };
+  return { userId: user._id, accountId };
+}
+
+/** POST /v1/auth: password (and TOTP when enabled) for a new production token. */
+export async function authenticate(input: SignInInput): Promise<{ token: string }> {
+  const { userId, accountId } = await verifySignIn(input);
+  return { token: await issueToken(accountId, userId, null) };
 }
 
 /** Looks a bearer token up on every request, so a revocation counts on the next one. */

@@ -20,6 +20,11 @@ const TIMELINE_STEPS: Record<string, string> = {
 /** The finance view: every lifecycle step, oldest first, from the stored events. */
 export async function subscriptionTimeline(scope: Scope, id: string) {
   await findSubscription(scope, id);
+  return { subscription_id: id, timeline: await timelineSteps(scope, id) };
+}
+
+/** The steps alone, also for a subscription deleted since (the finance console shows those). */
+export async function timelineSteps(scope: Scope, id: string) {
   const events = await Event.find({ ...scopeFilter(scope), $or: [{ 'payload.id': id }, { 'payload.subscription_id': id }] })
     .sort({ timestamp: 1, _id: 1 })
     .lean<EventDoc[]>();
@@ -41,5 +46,5 @@ export async function subscriptionTimeline(scope: Scope, id: string) {
       ...(e.event === 'subscription.renewed' ? { invoice_id: p.invoice_id ?? null, amount: p.amount ?? null } : {}),
     });
   }
-  return { subscription_id: id, timeline: steps };
+  return steps;
 }

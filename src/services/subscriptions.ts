@@ -4,10 +4,11 @@
  * are the workflow's activities' use cases (load, sync state); its invoices are inserted by
  * invoices.ts (generateSubscriptionInvoice).
  */
-import { Subscription, SubscriptionDoc, PRORATION_BEHAVIORS } from '../models/subscription';
+import { Subscription, SubscriptionDoc, PRORATION_BEHAVIORS, CanceledSubscription } from '../models/subscription';
 import { Price, PriceDoc } from '../models/price';
 import { Product, ProductDoc } from '../models/product';
 import { Scope, scopeFilter, scopeOfDoc, findInScope } from '../models/scope';
+import { isDuplicateKey } from '../models/errors';
 import { newId, ID_PREFIX } from '../lib/ids';
 import { ApiError } from '../lib/errors';
 import { parseInstant } from '../lib/dates';
@@ -157,6 +158,18 @@ export async function deleteSubscription(deps: Dependencies, scope: Scope, id: s
   const canceled = await Subscription.findByIdAndUpdate(id, { $set: { status: 'canceled', canceled_at: new Date() } }, { returnDocument: 'after' }).lean<SubscriptionDoc>();
   await deps.workflows.subscription.cancel(id);
   await recordEvent(scope, 'subscription.canceled', subscriptionEventPayload(canceled!), { idempotencyKey: `subscription.canceled:${id}` });
+  // Revenue reports still need it (its MRR until canceled_at, and its churn).
+  await CanceledSubscription.create({
+    _id: id,
+    account_id: canceled!.account_id,
+    sandbox: canceled!.sandbox ?? null,
+    customer_id: canceled!.customer_id,
+    canceled_at: canceled!.canceled_at,
+    phases: canceled!.phases,
+    subscription_created_at: canceled!.created_at,
+  }).catch((err) => {
+    if (!isDuplicateKey(err)) throw err;
+  });
   await Subscription.deleteOne({ _id: id });
   await recountListSlots(Subscription, [canceled!]);
   for (let i = 0; i < canceled!.phases.length; i++) await recordEvent(scope, 'subscription_phase.deleted', phaseEventPayload(canceled!, i, false));

@@ -5,7 +5,7 @@
  * by subscription and period), keeps phase/status state in step, and answers a query with
  * its view of the schedule. Signals: cancel, changed (anchor or proration behaviour).
  */
-import { condition, continueAsNew, proxyActivities, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { condition, continueAsNew, patched, proxyActivities, proxyLocalActivities, setHandler, upsertSearchAttributes, workflowInfo, type RetryPolicy } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { ACTIVITY_HEARTBEAT_TIMEOUT } from '../temporal/activityOptions';
 import { BillingPlan, invoicedCharges, nextBillingAfter, nextWakeAfter, statusAt, activePhaseIndex, upcomingCharges } from '../billing/schedule';
@@ -18,17 +18,23 @@ import {
   SubscriptionWorkflowInput,
 } from '../temporal/subscriptionDefinitions';
 
-const acts = proxyActivities<Activities>({
-  heartbeatTimeout: ACTIVITY_HEARTBEAT_TIMEOUT,
-  startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '5 minutes' },
-});
+const RETRY: RetryPolicy = { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '5 minutes' };
+const asActivities = proxyActivities<Activities>({ heartbeatTimeout: ACTIVITY_HEARTBEAT_TIMEOUT, startToCloseTimeout: '1 minute', retry: RETRY });
+const asLocalActivities = proxyLocalActivities<Activities>({ startToCloseTimeout: '1 minute', retry: RETRY });
+/**
+ * Recorded in the history of runs whose activities are local: a renewal (invoice, state) is one
+ * workflow task instead of three plus two activity tasks, which is what bounded how many
+ * subscriptions renewing at one instant the dev server could invoice per second. Runs started
+ * before keep regular activities, so their histories still replay.
+ */
+const LOCAL_ACTIVITIES_PATCH = 'subscription-local-activities';
 
 // Keeps history bounded: a monthly subscription reaches this after years, a daily one after months.
 const ITERATIONS_BEFORE_CONTINUE_AS_NEW = 200;
 
 
 export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Promise<'ended' | 'canceled' | 'deleted'> {
+  const acts = patched(LOCAL_ACTIVITIES_PATCH) ? asLocalActivities : asActivities;
   const stored = await acts.loadSubscription(input.subscriptionId);
   if (!stored) return 'deleted';
   let plan: BillingPlan = toBillingPlan(stored);

@@ -6,6 +6,8 @@ import { SpentClaimSolution } from '../../src/models/claimChallenge';
 import { PaymentClaimLink } from '../../src/models/paymentClaimLink';
 import { PaymentClaim, PaymentClaimDecision } from '../../src/models/paymentClaim';
 import { CryptoTransaction } from '../../src/models/cryptoTransaction';
+import { CryptoAddress } from '../../src/models/cryptoAddress';
+import { ChainCursor, ChainPaymentRecord } from '../../src/models/chainPayment';
 import { claimTransactionId } from '../../src/services/paymentClaims';
 import { claimChallengeHmacKey, createClaimChallenge, verifyClaimSolution } from '../../src/services/paymentClaimLinks';
 import { ConfigError, loadConfig } from '../../src/config';
@@ -102,6 +104,43 @@ describe('payment claim links', () => {
     expect((await anon().get(`/v1/public/payment_claim_links/${secretOf(res.body)}`)).status).toBe(404);
   });
 
+  it('payment status: detected only for a payment to the customer\'s own address; paid lists what was paid since the link was made', async () => {
+    const a = await newAccount(api.url);
+    const { customer, wallet, accountWallet } = await customerWithWallet(a.api);
+    const other = await customerWithWallet(a.api, 'other@x.io');
+    // The account wallet's address: shared by every customer, so a payment to it is not shown as theirs.
+    await a.api.post('/v1/crypto_addresses', { wallet_id: accountWallet.id, currency_code: 'ETH', address: ETH_EIP55_2 });
+    const invoice = await invoiceOf(a.api, other.customer.id, '30.00', '2027-01-01');
+    const shared = (await a.api.post('/v1/payment_claim_links', { customer_id: other.customer.id })).body;
+    const seen = (to: string, key: string, currency: 'BTC' | 'ETH') => {
+      const hash = txHash();
+      return ChainPaymentRecord.create({ _id: `${currency}:${hash}:0`, currency, tx_hash: hash, output_index: 0, to_address: to, address_key: key, amount: '0.01', block_height: 50, block_hash: 'c'.repeat(64), timestamp: new Date(), status: 'pending' });
+    };
+    try {
+      await seen(ETH_EIP55_2, ETH_EIP55_2.toLowerCase(), 'ETH');
+      await ChainCursor.create({ _id: 'ETH', height: 52, hash: 'd'.repeat(64) });
+      expect((await anon().get(`/v1/public/payment_claim_links/${secretOf(shared)}`)).body.payment_status.state).toBe('waiting');
+
+      // The customer's own address: detected, 3 of 12 (the watcher scanned up to block 52).
+      const btc = (await a.api.post('/v1/crypto_addresses', { wallet_id: wallet.id, currency_code: 'BTC', address: BTC_BECH32 })).body;
+      await invoiceOf(a.api, customer.id, '50.00', '2027-02-01');
+      const own = (await a.api.post('/v1/payment_claim_links', { customer_id: customer.id })).body;
+      await seen(BTC_BECH32, (await CryptoAddress.findById(btc.id).lean<{ address_key: string }>())!.address_key, 'BTC');
+      await ChainCursor.create({ _id: 'BTC', height: 50, hash: 'e'.repeat(64) });
+      expect((await anon().get(`/v1/public/payment_claim_links/${secretOf(own)}`)).body.payment_status).toEqual({ state: 'detected', confirmations: 1, confirmations_required: 2 });
+
+      // Paid (recorded by hand): the invoice stays on the link's page, marked paid, and nothing is due.
+      const eth = (await a.api.post('/v1/crypto_addresses', { wallet_id: other.wallet.id, currency_code: 'ETH', address: ETH_EIP55 })).body;
+      expect((await a.api.post('/v1/crypto_transactions', { to_address_id: eth.id, amount: '0.01', currency_code: 'ETH', transaction_id: txHash() })).status).toBe(201);
+      const paid = (await anon().get(`/v1/public/payment_claim_links/${secretOf(shared)}`)).body;
+      expect(paid).toMatchObject({ amount_due: '0.00', payment_status: { state: 'paid' }, invoices: [{ id: invoice.id, status: 'paid', amount_due: '0.00' }] });
+      expect(paid.pay_to.every((p: { amount: string | null; payment_uri: string }) => p.amount === null && !p.payment_uri.includes('?'))).toBe(true);
+    } finally {
+      await ChainPaymentRecord.deleteMany({});
+      await ChainCursor.deleteMany({});
+    }
+  });
+
   it('the public flow: what to pay, proof of work, one claim per use, then unusable', async () => {
     const { a, customer, btc } = await setup();
     await invoiceOf(a.api, customer.id, '100.00', '2027-01-01');
@@ -113,7 +152,18 @@ describe('payment claim links', () => {
       status: 'active',
       usable: true,
       amount_due: '100.00',
-      pay_to: expect.arrayContaining([{ currency: 'BTC', address: BTC_BECH32, explorer: { name: 'mempool.space', url: `https://mempool.space/address/${BTC_BECH32}` } }]),
+      invoices: [expect.objectContaining({ status: 'pending', due_date: '2027-01-01', amount_due: '100.00' })],
+      payment_status: { state: 'waiting', confirmations: null, confirmations_required: null },
+      pay_to: expect.arrayContaining([
+        {
+          currency: 'BTC',
+          address: BTC_BECH32,
+          explorer: { name: 'mempool.space', url: `https://mempool.space/address/${BTC_BECH32}` },
+          amount: '0.002',
+          payment_uri: `bitcoin:${BTC_BECH32}?amount=0.002`,
+          qr_code_url: `/pay/${secret}/qr.svg?address=${BTC_BECH32}&amount=0.002`,
+        },
+      ]),
       quotes: expect.arrayContaining([{ currency: 'BTC', usd_price: '50000.00', amount: '0.002' }]),
       challenge: { algorithm: 'SHA-256', challenge: expect.any(String), salt: expect.any(String), signature: expect.any(String), maxnumber: expect.any(Number) },
     });
@@ -420,17 +470,23 @@ describe('payment claims', () => {
     }
   });
 
-  it('serves the pay page', async () => {
-    const { link } = await submitted(1);
-    const res = await fetch(`${api.url}/pay/${secretOf(link)}`);
+  it('serves the pay page: the form while usable, the state once used, 404 for an unknown secret', async () => {
+    const s = await setup();
+    const open = (await s.a.api.post('/v1/payment_claim_links', { customer_id: s.customer.id })).body;
+    const res = await fetch(`${api.url}/pay/${secretOf(open)}`);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/text\/html/);
     const html = await res.text();
     expect(html).toContain('<form id="claim-form"');
-    expect(html).toContain('/v1/public/payment_claim_links/');
-    // An unknown secret: the same page (it says the link does not exist), with a 404.
+    expect(html).toContain(`data-api="/v1/public/payment_claim_links/${secretOf(open)}"`);
+    const { link } = await submitted(1);
+    const used = await (await fetch(`${api.url}/pay/${secretOf(link)}`)).text();
+    expect(used).toContain('already been used');
+    expect(used).not.toContain('<form');
+    expect(used).not.toContain(BTC_BECH32);
+    // An unknown secret: a page that says the link does not exist, with a 404.
     const unknown = await fetch(`${api.url}/pay/${'n'.repeat(43)}`);
     expect(unknown.status).toBe(404);
-    expect(await unknown.text()).toContain('<form id="claim-form"');
+    expect(await unknown.text()).toContain('does not exist');
   });
 });

@@ -45,7 +45,13 @@ const doc = openapiDocument() as Json;
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
 
 /** Pages outside /v1: not API operations, listed here so that a new one is a decision. */
-const PAGES = ['GET /healthz', 'GET /readyz', 'GET /metrics', 'GET /pay/:secret', 'GET /docs', 'GET /docs/errors'];
+const PAGES = [
+  'GET /healthz', 'GET /readyz', 'GET /metrics', 'GET /pay/:secret', 'GET /pay/:secret/qr.svg', 'GET /pay/assets/:file', 'GET /docs', 'GET /docs/errors',
+  // The finance console (src/api/console): HTML pages, its assets, CSV downloads and its session's forms.
+  'GET /console', 'GET /console/sign-in', 'POST /console/sign-in', 'POST /console/sign-out', 'POST /console/scope',
+  'GET /console/assets/:file', 'GET /console/subscriptions', 'GET /console/subscriptions/:id', 'GET /console/receivables',
+  'GET /console/collections', 'GET /console/reports/mrr.csv', 'GET /console/reports/receivables.csv', 'GET /console/reports/collections.csv',
+];
 
 function registeredRoutes(): Map<string, Set<string>> {
   const app = createApp(testDependencies());

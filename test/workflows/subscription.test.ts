@@ -86,7 +86,13 @@ describe('subscription workflow (time skipping)', () => {
       const view = await handle.query(scheduleQuery);
       expect(view.status).toBe('active');
       expect(view.upcoming[0]).toEqual({ at: `${N}-02-${febEnd}T00:00:00.000Z`, kind: 'renewal', total: '25.00' });
-      await replay(keepHistory('subscription-monthly', await handle.fetchHistory()), 'replay-subscription');
+      const history = await handle.fetchHistory();
+      // Renewals run as local activities (markers), never as activity tasks.
+      expect(history.events!.filter((e) => e.activityTaskScheduledEventAttributes)).toEqual([]);
+      expect(history.events!.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity').length).toBeGreaterThan(13);
+      await replay(keepHistory('subscription-monthly-local-activities', history), 'replay-subscription');
+      // Kept from before renewals were local activities: such runs must still replay.
+      await replay(keepHistory('subscription-monthly', history), 'replay-subscription-activities');
     });
     const invoices = await invoicesOf(sub.id);
     expect(invoices.map(([d]) => d)).toEqual([

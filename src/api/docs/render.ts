@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { ERROR_CODES, ErrorCode } from '../../lib/errorCodes';
+import { escapeHtml } from '../../lib/html';
 
 type Json = Record<string, any>;
 
@@ -37,9 +38,7 @@ export const CONTENT_SECURITY_POLICY = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-export function escapeHtml(s: unknown): string {
-  return String(s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
-}
+export { escapeHtml };
 
 /** Escaped text where `code` spans become <code>. */
 function text(s: string | undefined): string {

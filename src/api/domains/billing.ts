@@ -1,6 +1,7 @@
 import type { RouteModule } from '../app';
 import { invoiceRoutes } from '../invoices/routes';
 import { subscriptionRoutes } from '../subscriptions/routes';
+import { reportRoutes } from '../reports/routes';
 
 /** Authenticated routers of the billing domain, mounted under /v1 and /api/v1. */
-export const billingResources: RouteModule[] = [invoiceRoutes, subscriptionRoutes];
+export const billingResources: RouteModule[] = [invoiceRoutes, subscriptionRoutes, reportRoutes];

@@ -31,6 +31,7 @@ const TAGS: Record<string, string> = {
   Wallets: 'Read-only: one per account scope and one per customer.',
   Invoices: 'Standalone invoices and those subscriptions generate.',
   Subscriptions: 'Multi-phase subscriptions, billed in advance on their billing dates.',
+  Reports: 'Finance reports of the scope: MRR, receivables aging, collections. JSON, or CSV with `Accept: text/csv`.',
   'Crypto addresses': 'BTC and ETH addresses in wallets; payments to them are detected on chain.',
   'Crypto transactions': 'Payments, detected on chain or entered by hand, and their allocation to invoices.',
   'Payment claim links': 'Links a customer opens to tell about a payment.',
@@ -144,7 +145,8 @@ function successResponse(op: Operation): Json {
   else if (typeof success.schema === 'string') schema = ref('schemas', success.schema);
   else schema = listOf(success.schema.list, success.schema.item);
   const links = linksFrom(op);
-  return { description: success.description, content: { 'application/json': { schema } }, ...(links ? { links } : {}) };
+  const csv = success.csv ? { 'text/csv': { schema: { type: 'string', description: 'RFC 4180, a header row first' } } } : {};
+  return { description: success.description, content: { 'application/json': { schema }, ...csv }, ...(links ? { links } : {}) };
 }
 
 function queryParameters(op: Operation): Json[] {
@@ -159,7 +161,12 @@ function queryParameters(op: Operation): Json[] {
   }));
 }
 
-const QUERY_TEXT: Record<string, string> = { page: 'Page number, 1-indexed; 25 items a page' };
+const QUERY_TEXT: Record<string, string> = {
+  page: 'Page number, 1-indexed; 25 items a page',
+  from: 'First month, `YYYY-MM`',
+  to: 'Last month, `YYYY-MM`',
+  as_of: 'The day to age on, `YYYY-MM-DD`',
+};
 
 function operationObject(op: Operation): Json {
   const parameters: Json[] = pathParams(op.path).map((name) => ({

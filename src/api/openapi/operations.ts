@@ -18,6 +18,7 @@ import { createBody as createPaymentClaimLinkBody } from '../paymentClaimLinks/r
 import { listQuery as listPaymentClaimsQuery, rejectionBody } from '../paymentClaims/routes';
 import { claimBody } from '../publicClaims/routes';
 import { createWebhookEndpointBody, updateWebhookEndpointBody } from '../webhookEndpoints/schema';
+import { monthRangeQuery, receivablesQuery } from '../reports/schema';
 
 /** A validator of src/api/validation.ts: it carries the schema object it checks. */
 export type SchemaValidator = ((data: unknown) => unknown) & { readonly schema: object };
@@ -37,7 +38,7 @@ export interface Operation {
   body?: SchemaValidator;
   query?: SchemaValidator;
   /** The success answer: a component name, a list (`key` of `item` components), `null` for no body. */
-  success: { status: number; description: string; schema: string | { list: string; item: string } | null | 'any' };
+  success: { status: number; description: string; schema: string | { list: string; item: string } | null | 'any'; csv?: boolean };
   /** Error statuses beyond those every operation of its kind can answer (see document.ts). */
   errors?: number[];
   /** `POST /v1/auth` answers its own failures in the simple `{error: string}` format. */
@@ -253,6 +254,47 @@ export const OPERATIONS: Operation[] = [
     params: ID,
     success: { status: 200, description: 'The timeline', schema: 'SubscriptionTimeline' },
   },
+  {
+    method: 'get',
+    path: '/reports/mrr',
+    operationId: 'get_mrr_report',
+    tag: 'Reports',
+    summary: 'Monthly recurring revenue at each month end, and its movements',
+    description:
+      'MRR from the phases in force at each month end, normalised to a month (yearly / 12, weekly x 52 / 12, daily x 365 / 12), ' +
+      'overrides and quantities applied. Movements are signed: `starting_mrr` plus new, expansion, contraction (negative) and ' +
+      'churned (negative) is `mrr`. `from` and `to` are months (`YYYY-MM`), the 12 months ending with the current one by default, ' +
+      'at most 120. `Accept: text/csv` answers CSV.',
+    query: monthRangeQuery,
+    success: { status: 200, description: 'One row per month', schema: 'MrrReport', csv: true },
+  },
+  {
+    method: 'get',
+    path: '/reports/receivables',
+    operationId: 'get_receivables_report',
+    tag: 'Reports',
+    summary: 'Open and overdue invoices in aging buckets',
+    description:
+      'Open invoices (`pending`, `overdue`) created by `as_of` (a day, today by default), by days past due on that day: current, ' +
+      '1-30, 31-60, 61-90, over 90. Amounts are balances (total less what was applied). Each bucket lists at most 1,000 invoices ' +
+      '(`invoices_truncated`); `Accept: text/csv` answers every invoice as CSV.',
+    query: receivablesQuery,
+    success: { status: 200, description: 'The aging', schema: 'ReceivablesReport', csv: true },
+  },
+  {
+    method: 'get',
+    path: '/reports/collections',
+    operationId: 'get_collections_report',
+    tag: 'Reports',
+    summary: 'What was paid, per month, currency and source',
+    description:
+      'Crypto transactions by the month of their timestamp, at the USD value they were allocated at, told apart by source ' +
+      '(`blockchain`: detected on chain; `manual_entry`: entered by hand or an approved claim), and invoices marked paid by hand ' +
+      'with no crypto applied (`invoice_marked_paid`, in USD). `unallocated_credit` is the credit left per customer. ' +
+      '`Accept: text/csv` answers the rows as CSV.',
+    query: monthRangeQuery,
+    success: { status: 200, description: 'Rows per month, currency and source', schema: 'CollectionsReport', csv: true },
+  },
   ...crud('Crypto addresses', 'crypto_addresses', 'CryptoAddress', 'crypto_addresses', {
     singular: 'crypto address',
     create: createCryptoAddressBody,
@@ -320,10 +362,11 @@ export const OPERATIONS: Operation[] = [
     operationId: 'get_public_payment_claim_link',
     tag: 'Public payment pages',
     summary: "The customer's view of a payment claim link",
-    description: 'No token: the secret of the link is the credential. Rate-limited per client IP.',
+    description:
+      'No token: the secret of the link is the credential. Rate-limited per client IP. The pay page polls it for `payment_status` and a refreshed estimate. A used or expired link answers its status only.',
     public: true,
     params: { secret: 'The secret part of the link (`<PUBLIC_URL>/pay/<secret>`)' },
-    success: { status: 200, description: 'What to pay and where', schema: 'PublicPaymentClaimLink' },
+    success: { status: 200, description: 'What to pay, where, and where the payment stands', schema: 'PublicPaymentClaimLink' },
   },
   {
     method: 'post',

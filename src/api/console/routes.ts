@@ -1,0 +1,250 @@
+/**
+ * `/console`: the finance console. Read-only pages on the report services; the only writes are
+ * its own session's (sign-in, scope switch, sign-out), each a form with a CSRF token.
+ *
+ * The session cookie is httpOnly, SameSite=Strict, path /console, Secure when PUBLIC_URL is
+ * https (written by hand: Koa refuses a Secure cookie on a plain connection, which is what a TLS
+ * proxy in front hands us). Sign-in is throttled together with POST /v1/auth.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type Router from '@koa/router';
+import type { Next } from 'koa';
+import type { AppState, Ctx } from '../context';
+import type { RouteDeps } from '../app';
+import { ApiError, AuthFlowError } from '../../lib/errors';
+import { isDatabaseUnavailable } from '../../models/errors';
+import { AuthBusyError } from '../auth/throttle';
+import { loginEmail } from '../../services/accounts';
+import { ConsoleSessionView, csrfMatches, newSecret, resolveSession, sessionScope, signIn, signOut, switchScope } from '../../services/consoleSessions';
+import { overview, subscriptionLifecycle, subscriptionTable } from '../../services/console';
+import { collections, mrr, receivables } from '../../services/reports';
+import { collectionsCsv, mrrCsv, presentCollections, presentMrrReport, presentReceivables, receivablesCsv } from '../../presenters/reports';
+import { workflowIds } from '../../temporal/workflowIds';
+import { monthRangeQuery, receivablesQuery } from '../reports/schema';
+import { sendCsv } from '../reports/routes';
+import { collectionsPage, errorPage, lifecyclePage, overviewPage, receivablesPage, signInPage, subscriptionsPage } from './views';
+
+export const SESSION_COOKIE = 'console_session';
+const SIGN_IN_CSRF_COOKIE = 'console_csrf';
+
+export const CONSOLE_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+  "base-uri 'none'",
+].join('; ');
+
+const ASSET_DIR = path.join(__dirname, 'assets');
+// Chart.js from npm, served by us (no third-party host): its UMD build.
+const CHART_JS = path.join(path.dirname(require.resolve('chart.js')), 'chart.umd.min.js');
+const ASSETS: Record<string, { file: string; type: string }> = {
+  'console.css': { file: path.join(ASSET_DIR, 'console.css'), type: 'text/css; charset=utf-8' },
+  'console.js': { file: path.join(ASSET_DIR, 'console.js'), type: 'text/javascript; charset=utf-8' },
+  'chart.umd.min.js': { file: CHART_JS, type: 'text/javascript; charset=utf-8' },
+};
+const assetCache = new Map<string, Buffer>();
+
+type ConsoleState = AppState & { session?: ConsoleSessionView };
+type CCtx = Ctx & { state: ConsoleState };
+
+/**
+ * `maxAgeSeconds` null: a browser-session cookie. The session cookie is one: the server decides
+ * expiry, so the browser still sends an expired session's cookie and the console can say the
+ * session ended (and the cookie goes when the browser closes).
+ */
+function setCookie(ctx: Ctx, name: string, value: string, maxAgeSeconds: number | null, secure: boolean) {
+  const parts = [`${name}=${value}`, 'Path=/console', 'HttpOnly', 'SameSite=Strict'];
+  if (maxAgeSeconds !== null) parts.push(`Max-Age=${maxAgeSeconds}`);
+  if (secure) parts.push('Secure');
+  ctx.append('Set-Cookie', parts.join('; '));
+}
+
+/** A urlencoded form body, at most 8 KiB (the app's body parser reads JSON only). */
+async function readForm(ctx: Ctx): Promise<URLSearchParams> {
+  if (!ctx.is('application/x-www-form-urlencoded')) throw ApiError.invalid('Expected a form', null);
+  let size = 0;
+  const chunks: Buffer[] = [];
+  for await (const chunk of ctx.req) {
+    size += (chunk as Buffer).length;
+    if (size > 8192) throw new ApiError(413, 'invalid_request_error', 'parameter_invalid', 'Form too large');
+    chunks.push(chunk as Buffer);
+  }
+  return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
+}
+
+function html(ctx: Ctx, status: number, body: string) {
+  ctx.status = status;
+  ctx.type = 'text/html; charset=utf-8';
+  ctx.body = body;
+}
+
+export function consolePages(router: Router<AppState>, deps: RouteDeps) {
+  const { config, authThrottle } = deps;
+  const secure = config.publicUrl.startsWith('https:');
+  const ttl = config.consoleSessionTtlSeconds;
+
+  /** Headers of every console answer; errors rendered as pages, not JSON. */
+  const shell = async (ctx: CCtx, next: Next) => {
+    ctx.set('Content-Security-Policy', CONSOLE_CSP);
+    ctx.set('X-Content-Type-Options', 'nosniff');
+    ctx.set('X-Frame-Options', 'DENY');
+    ctx.set('Referrer-Policy', 'no-referrer');
+    ctx.set('Cache-Control', 'no-store');
+    try {
+      await next();
+    } catch (err) {
+      const e = err instanceof ApiError ? err : isDatabaseUnavailable(err) ? ApiError.databaseUnavailable() : null;
+      if (!e) throw err;
+      if (e.headers) ctx.set(e.headers);
+      html(ctx, e.status, errorPage(e.status, e.message, ctx.state.session));
+    }
+  };
+
+  /** A signed-in session, or a redirect to the sign-in page (saying so when the session ended). */
+  const signedIn = async (ctx: CCtx, next: Next) => {
+    const cookie = ctx.cookies.get(SESSION_COOKIE);
+    const session = await resolveSession(cookie);
+    if (!session) {
+      if (cookie) setCookie(ctx, SESSION_COOKIE, '', 0, secure);
+      ctx.status = 303;
+      ctx.redirect(`/console/sign-in${cookie ? '?expired=1' : ''}`);
+      return;
+    }
+    ctx.state.session = session;
+    await next();
+  };
+
+  /** Every POST of a session carries its CSRF token; a missing or wrong one changes nothing (403). */
+  const csrf = async (ctx: CCtx, next: Next) => {
+    const form = await readForm(ctx);
+    if (!csrfMatches(ctx.state.session!.csrfToken, form.get('csrf_token'))) {
+      html(ctx, 403, errorPage(403, 'The form has expired or did not come from this console; reload the page and try again.', ctx.state.session));
+      return;
+    }
+    (ctx.state as ConsoleState & { form?: URLSearchParams }).form = form;
+    await next();
+  };
+  const formOf = (ctx: CCtx) => (ctx.state as ConsoleState & { form: URLSearchParams }).form;
+
+  router.get('/console/assets/:file', async (ctx: Ctx) => {
+    const asset = ASSETS[ctx.params.file ?? ''];
+    if (!asset) throw ApiError.notFound('No such asset');
+    if (!assetCache.has(asset.file)) assetCache.set(asset.file, readFileSync(asset.file));
+    ctx.type = asset.type;
+    ctx.set('Cache-Control', 'public, max-age=3600');
+    ctx.set('X-Content-Type-Options', 'nosniff');
+    ctx.body = assetCache.get(asset.file);
+  });
+
+  const signInForm = (ctx: CCtx, status: number, opts: { error?: string; notice?: string; email?: string; otpRequired?: boolean } = {}) => {
+    // Before a session exists, the form's token is double-submitted: a cookie and a hidden field.
+    const token = newSecret();
+    setCookie(ctx, SIGN_IN_CSRF_COOKIE, token, 3600, secure);
+    html(ctx, status, signInPage({ csrfToken: token, ...opts }));
+  };
+
+  router.get('/console/sign-in', shell, async (ctx: CCtx) => {
+    if (await resolveSession(ctx.cookies.get(SESSION_COOKIE))) return ctx.redirect('/console');
+    signInForm(ctx, 200, ctx.query.expired ? { notice: 'Your session has ended. Please sign in again.' } : ctx.query.signed_out ? { notice: 'Signed out.' } : {});
+  });
+
+  router.post('/console/sign-in', shell, async (ctx: CCtx) => {
+    const form = await readForm(ctx);
+    const expected = ctx.cookies.get(SIGN_IN_CSRF_COOKIE);
+    const email = form.get('email') ?? '';
+    if (!expected || !csrfMatches(expected, form.get('csrf_token'))) {
+      return signInForm(ctx, 403, { error: 'The form has expired; please try again.', email });
+    }
+    const key = loginEmail(email);
+    const wait = authThrottle.admit(ctx.ip, key);
+    if (wait > 0) {
+      ctx.set('Retry-After', String(wait));
+      return signInForm(ctx, 429, { error: `Too many sign-in attempts, retry after ${wait} seconds`, email });
+    }
+    const otp = form.get('otp_attempt') ?? '';
+    let secret: string;
+    try {
+      secret = await authThrottle.run(() => signIn({ email, password: form.get('password') ?? '', ...(otp ? { otp_attempt: otp } : {}) }, ttl));
+      authThrottle.succeeded(key);
+    } catch (err) {
+      if (err instanceof AuthBusyError) {
+        ctx.set('Retry-After', '1');
+        return signInForm(ctx, 503, { error: 'Too many sign-ins in progress, retry shortly', email });
+      }
+      if (!(err instanceof AuthFlowError)) throw err;
+      if (err.status === 401) authThrottle.failed(ctx.ip, key);
+      if (err.message === 'otp_attempt_required') return signInForm(ctx, 401, { error: 'Enter the code from your authenticator app.', email, otpRequired: true });
+      return signInForm(ctx, err.status, { error: err.message, email, otpRequired: err.message.includes('two-factor') });
+    }
+    setCookie(ctx, SIGN_IN_CSRF_COOKIE, '', 0, secure);
+    setCookie(ctx, SESSION_COOKIE, secret, null, secure);
+    ctx.status = 303;
+    ctx.redirect('/console');
+  });
+
+  router.post('/console/sign-out', shell, signedIn, csrf, async (ctx: CCtx) => {
+    await signOut(ctx.state.session!);
+    setCookie(ctx, SESSION_COOKIE, '', 0, secure);
+    ctx.status = 303;
+    ctx.redirect('/console/sign-in?signed_out=1');
+  });
+
+  router.post('/console/scope', shell, signedIn, csrf, async (ctx: CCtx) => {
+    const value = formOf(ctx).get('scope') ?? '';
+    const sandbox = value === 'production' ? null : value.startsWith('sandbox:') ? value.slice('sandbox:'.length) : undefined;
+    if (sandbox === undefined || !(await switchScope(ctx.state.session!, sandbox))) throw ApiError.invalid('Unknown scope', 'scope');
+    ctx.status = 303;
+    ctx.redirect('/console');
+  });
+
+  router.get('/console', shell, signedIn, async (ctx: CCtx) => {
+    const s = ctx.state.session!;
+    html(ctx, 200, overviewPage(s, await overview(sessionScope(s))));
+  });
+
+  router.get('/console/subscriptions', shell, signedIn, async (ctx: CCtx) => {
+    const s = ctx.state.session!;
+    const q = ctx.query as Record<string, string | undefined>;
+    const page = Math.min(Math.max(Number.parseInt(q.page ?? '1', 10) || 1, 1), 1_000_000);
+    const filter = { status: q.status || undefined, customer: q.customer || undefined, next_from: q.next_from || undefined, next_to: q.next_to || undefined, page };
+    html(ctx, 200, subscriptionsPage(s, filter, await subscriptionTable(sessionScope(s), filter)));
+  });
+
+  router.get('/console/subscriptions/:id', shell, signedIn, async (ctx: CCtx) => {
+    const s = ctx.state.session!;
+    const l = await subscriptionLifecycle(sessionScope(s), String(ctx.params.id ?? '').slice(0, 100));
+    const link = `${config.temporalUiUrl}/namespaces/${encodeURIComponent(config.temporal.namespace)}/workflows/${encodeURIComponent(workflowIds.subscription(l.id))}`;
+    html(ctx, 200, lifecyclePage(s, l, link));
+  });
+
+  router.get('/console/receivables', shell, signedIn, async (ctx: CCtx) => {
+    const s = ctx.state.session!;
+    const { asOf, aging } = await receivables(sessionScope(s), receivablesQuery(ctx.query));
+    html(ctx, 200, receivablesPage(s, presentReceivables(asOf, aging)));
+  });
+
+  router.get('/console/collections', shell, signedIn, async (ctx: CCtx) => {
+    const s = ctx.state.session!;
+    const { from, to, result } = await collections(sessionScope(s), monthRangeQuery(ctx.query));
+    html(ctx, 200, collectionsPage(s, presentCollections(from, to, result)));
+  });
+
+  // CSV downloads: the same services and CSV presenters as /v1/reports, with the session's scope.
+  router.get('/console/reports/mrr.csv', shell, signedIn, async (ctx: CCtx) => {
+    const { from, to, months } = await mrr(sessionScope(ctx.state.session!), monthRangeQuery(ctx.query));
+    sendCsv(ctx, `mrr-${from}-${to}`, mrrCsv(presentMrrReport(from, to, months)));
+  });
+  router.get('/console/reports/receivables.csv', shell, signedIn, async (ctx: CCtx) => {
+    const { asOf, aging } = await receivables(sessionScope(ctx.state.session!), receivablesQuery(ctx.query));
+    sendCsv(ctx, `receivables-${asOf}`, receivablesCsv(asOf, aging));
+  });
+  router.get('/console/reports/collections.csv', shell, signedIn, async (ctx: CCtx) => {
+    const { from, to, result } = await collections(sessionScope(ctx.state.session!), monthRangeQuery(ctx.query));
+    sendCsv(ctx, `collections-${from}-${to}`, collectionsCsv(presentCollections(from, to, result)));
+  });
+}
