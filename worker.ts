@@ -4,7 +4,7 @@ import { disconnectDatabase } from './src/db/connection';
 import { createActivities } from './src/activities';
 import { bootProcess } from './src/services/process';
 import { ensureChainWatchers } from './src/services/chainWatcher';
-import { oldestUndispatchedEventAt } from './src/services/webhookDispatch';
+import { oldestUndispatchedEventAt } from './src/services/webhookSweeper';
 import { createWorkerMetrics } from './src/metrics/worker';
 import { MetricsServer, startMetricsServer } from './src/metrics/server';
 import { installTemporalRuntime } from './src/metrics/temporal';
@@ -14,7 +14,7 @@ async function main() {
   // Activities record events and may start workflows (webhook deliveries), so the worker
   // process wires the domains with a client too.
   let temporalMetricsUrl: string | null = null;
-  const { config, logger, temporal, stopDomains } = await bootProcess('worker', {
+  const { deps, config, logger, temporal, stopDomains } = await bootProcess('worker', {
     // Before the first NativeConnection, which would create the SDK's runtime without metrics.
     beforeTemporal: async (config, logger) => {
       temporalMetricsUrl = await installTemporalRuntime(config.temporalMetricsPort, logger);
@@ -38,7 +38,7 @@ async function main() {
     // A folder, found the same way on Node and Deno: the SDK's bundler resolves its index as
     // require.resolve('./src/workflows') did.
     workflowsPath: projectPath('src', 'workflows'),
-    activities: createActivities({ config, logger, metrics }),
+    activities: createActivities({ ...deps, metrics }),
     // Each cached workflow keeps a V8 context (about 1 MiB): 1,000 subscriptions took the worker
     // past 1 GiB. Evicted ones are replayed from their (short) history when they next wake.
     maxCachedWorkflows: config.workerMaxCachedWorkflows,
@@ -53,7 +53,7 @@ async function main() {
   logger.info({ taskQueue: config.temporal.taskQueue }, 'worker running');
   const running = worker.run();
   // On-chain detection runs where there is a worker to run it.
-  logger.info({ currencies: await ensureChainWatchers(config) }, 'chain watchers');
+  logger.info({ currencies: await ensureChainWatchers(deps) }, 'chain watchers');
   await running;
   await metricsServer?.close();
   await stopDomains();

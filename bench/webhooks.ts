@@ -18,7 +18,8 @@ import { startWebhooksDomain } from '../src/services/domains/webhooks';
 import { recordEvent } from '../src/services/events';
 import { WebhookEndpoint } from '../src/models/webhookEndpoint';
 import { newId, ID_PREFIX, randomString } from '../src/lib/ids';
-import { signWebhook } from '../src/crypto/webhookSignature';
+import { signWebhook } from '../src/cryptography/webhookSignature';
+import { createDependencies } from '../src/dependencies';
 import { makeTestCertificates, startHttpsReceiver } from '../test/support/httpsReceiver';
 import { target } from './support';
 
@@ -79,16 +80,17 @@ export async function runWebhookBench(opts: { temporalAddress: string; mongoUri:
   const taskQueue = `webhooks-bench-${randomString(8)}`;
   const connection = await Connection.connect({ address: opts.temporalAddress });
   const client = new Client({ connection, namespace: config.temporal.namespace });
+  const deps = createDependencies({ config, logger, temporal: { client, taskQueue } });
   const native = await NativeConnection.connect({ address: opts.temporalAddress });
   const worker = await Worker.create({
     connection: native,
     namespace: config.temporal.namespace,
     taskQueue,
     workflowsPath: require.resolve('../src/workflows'),
-    activities: createWebhooksActivities({ config, logger, httpsAgent: agent }),
+    activities: createWebhooksActivities({ ...deps, httpsAgent: agent }),
   });
   const workerRun = worker.run();
-  const stopDomain = await startWebhooksDomain({ config, logger, temporal: { client, taskQueue } }, { retentionSchedule: false });
+  const stopDomain = await startWebhooksDomain(deps, { retentionSchedule: false });
 
   const targetLines: string[] = [];
   try {

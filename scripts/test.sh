@@ -16,9 +16,12 @@ ensure_compose
 ensure_chromium
 export CHROMIUM_PATH="${CHROMIUM_PATH:-$(command -v chromium)}"
 
+# SKIP_TYPECHECK=1 skips both static checks (while iterating on a few test files).
 if [[ -z "${SKIP_TYPECHECK:-}" ]]; then
   log "type-checking"
   (cd "$ROOT" && npx tsc --noEmit)
+  log "linting (import cycles and layer rules, eslint.config.js)"
+  (cd "$ROOT" && npx eslint .)
 fi
 
 MONGO_PORT="$(free_port)"

@@ -1,6 +1,6 @@
 import type { ActivityDeps } from './deps';
-import { markInvoiceOverdue } from '../services/invoices';
-import { ChargeInput, generateSubscriptionInvoice, loadSubscriptionForBilling, syncSubscriptionState } from '../services/subscriptions';
+import { ChargeInput, generateSubscriptionInvoice, markInvoiceOverdue } from '../services/invoices';
+import { loadSubscriptionForBilling, syncSubscriptionState } from '../services/subscriptions';
 import { createWorkerMetrics } from '../metrics/worker';
 
 /** Activities of the billing domain. Each is idempotent: a retry never bills or records twice. */
@@ -17,7 +17,7 @@ export function createBillingActivities(deps: ActivityDeps) {
     loadSubscription: (subscriptionId: string) => loadSubscriptionForBilling(subscriptionId),
     /** The invoice of one charge, keyed by (subscription, charge): its id, or null (subscription gone or canceled). */
     generateSubscriptionInvoice: async (subscriptionId: string, charge: ChargeInput): Promise<string | null> => {
-      const result = await generateSubscriptionInvoice(subscriptionId, charge, deps.config.invoiceDueDays);
+      const result = await generateSubscriptionInvoice(deps, subscriptionId, charge, deps.config.invoiceDueDays);
       if (result?.created) metrics.invoicesGenerated.inc({ kind: charge.kind });
       return result?.invoiceId ?? null;
     },

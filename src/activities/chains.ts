@@ -1,5 +1,5 @@
 import type { ActivityDeps } from './deps';
-import type { CryptoCurrency } from '../crypto/addresses';
+import type { CryptoCurrency } from '../cryptocurrency/addresses';
 import type { BlockRef, ChainClient } from '../chains/types';
 import { chainClientFor } from '../chains';
 import { chainSettings, ScanResult, scanChain } from '../services/chainWatcher';
@@ -18,7 +18,7 @@ export function createChainActivities(deps: ActivityDeps) {
     scanChain: async (currency: CryptoCurrency, cursor: BlockRef | null): Promise<ScanResult | null> => {
       const client = clientFor(currency);
       if (!client) return null;
-      const result = await scanChain(client, chainSettings(deps.config, currency), cursor);
+      const result = await scanChain(deps, client, chainSettings(deps.config, currency), cursor);
       // A failed scan leaves the last value (Temporal's activity failure metrics show the failures).
       metrics.chainScanLag.set({ currency }, Math.max(0, result.tipHeight - result.cursor.height));
       return result;

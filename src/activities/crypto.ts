@@ -1,21 +1,17 @@
 import type { ActivityDeps } from './deps';
-import { allocateTransaction, AllocationConflictError, AllocationOutcome, setSlippageTolerance } from '../services/allocation';
+import { allocateTransaction, AllocationConflictError, AllocationOutcome } from '../services/allocation';
 import { expirePaymentClaimLink } from '../services/paymentClaimLinks';
-import { isDefaultPriceOracle, priceOracleFromConfig, PriceUnavailableError, setPriceOracle } from '../services/priceOracle';
+import { PriceUnavailableError } from '../services/priceOracle';
 import { AllocationOutcomeLabel, createWorkerMetrics } from '../metrics/worker';
 
 /** Activities of the crypto domain. Each is idempotent: a retry never applies or records twice. */
 export function createCryptoActivities(deps: ActivityDeps) {
-  setSlippageTolerance(deps.config.slippageTolerance);
-  // The worker prices transactions here. `fixed` (the default) is what the process starts with,
-  // so it is left alone: a fake oracle a test plugged in before building the worker stays.
-  if (!isDefaultPriceOracle(deps.config.priceOracle)) setPriceOracle(priceOracleFromConfig(deps.config.priceOracle));
   const metrics = deps.metrics ?? createWorkerMetrics();
   /** One allocation, counted by its outcome; a failure is counted, then rethrown for Temporal to retry. */
   async function allocate(txId: string): Promise<AllocationOutcome> {
     let outcome: AllocationOutcomeLabel = 'error';
     try {
-      const result = await allocateTransaction(txId);
+      const result = await allocateTransaction(deps, txId);
       outcome = result.status;
       return result;
     } catch (err) {

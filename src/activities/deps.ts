@@ -1,11 +1,12 @@
-import type { Logger } from 'pino';
-import type { Config } from '../config';
+import type { Dependencies } from '../dependencies';
 import type { WorkerMetrics } from '../metrics/worker';
 
-/** What activities are built from; tests pass their own (same real database, fake outside services). */
-export interface ActivityDeps {
-  config: Config;
-  logger: Logger;
+/**
+ * What activities are built from: the process's dependencies (services they call use the same
+ * price oracle, settings and workflow clients); tests pass their own (same real database, fake
+ * outside services).
+ */
+export interface ActivityDeps extends Dependencies {
   /** Domain counters of the worker process (built once in worker.ts); a fresh registry when left out. */
   metrics?: WorkerMetrics;
 }

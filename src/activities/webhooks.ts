@@ -4,16 +4,14 @@
  * record instead of being sent again.
  */
 import https from 'node:https';
-import dns from 'node:dns';
-import type { LookupFunction } from 'node:net';
 import { Context } from '@temporalio/activity';
 import type { ActivityDeps } from './deps';
 import { Event, EventDoc } from '../models/event';
 import { WebhookEndpoint, WebhookEndpointDoc } from '../models/webhookEndpoint';
 import { AttemptErrorKind, WebhookAttempt, WebhookDelivery, WebhookDeliveryDoc } from '../models/webhookDelivery';
 import { IdempotencyKey } from '../models/idempotencyKey';
-import { signWebhook } from '../crypto/webhookSignature';
-import { isIpLiteral, isPrivateAddress } from '../lib/network';
+import { signWebhook } from '../cryptography/webhookSignature';
+import { postWebhook } from '../lib/outgoingHttp';
 import { newDeliveryRecord, stopDeliveriesOf } from '../services/webhookDispatch';
 import { isDuplicateKey } from '../models/errors';
 import { createWorkerMetrics, WebhookAttemptOutcome } from '../metrics/worker';
@@ -24,7 +22,6 @@ import {
   EVENT_RETENTION_MS,
   IDEMPOTENCY_KEY_RETENTION_MS,
   MAX_ATTEMPTS,
-  RESPONSE_SNIPPET_BYTES,
 } from '../temporal/webhookDefinitions';
 
 export interface WebhookActivityDeps extends ActivityDeps {
@@ -32,126 +29,6 @@ export interface WebhookActivityDeps extends ActivityDeps {
   httpsAgent?: https.Agent;
   /** Overrides DELIVERY_TIMEOUT_MS (tests). */
   deliveryTimeoutMs?: number;
-}
-
-export interface HttpOutcome {
-  statusCode: number | null;
-  error: AttemptErrorKind | null;
-  errorDetail: string | null;
-  latencyMs: number;
-  body: string | null;
-}
-
-class PrivateAddressError extends Error {
-  code = 'PRIVATE_ADDRESS';
-}
-
-/** Errors of a reused keep-alive socket that the other side had already closed. */
-const STALE_SOCKET_CODES = new Set(['ECONNRESET', 'EPIPE']);
-/** The agent may hand out several stale sockets in a row. */
-const MAX_STALE_SOCKET_RETRIES = 3;
-const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'EAI_NONAME', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'ECONNABORTED', 'EADDRNOTAVAIL']);
-
-/** Connection error (refused, reset before a response, DNS failure) disables; timeouts and TLS errors retry. */
-export function classifyRequestError(err: unknown): { kind: AttemptErrorKind; detail: string } {
-  const e = err as { code?: string; message?: string };
-  const code = e?.code ?? '';
-  const detail = code || e?.message || 'unknown error';
-  if (err instanceof PrivateAddressError) return { kind: 'private_address', detail: e.message! };
-  if (code === 'ETIMEDOUT') return { kind: 'timeout', detail };
-  if (CONNECTION_CODES.has(code)) return { kind: 'connection_error', detail };
-  // Certificate and handshake failures: OpenSSL codes, ERR_TLS_*/ERR_SSL_*, EPROTO.
-  return { kind: 'tls_error', detail };
-}
-
-/** DNS resolution that refuses private addresses, so the address checked is the address connected to. */
-function guardedLookup(allowPrivate: boolean): LookupFunction {
-  return ((hostname: string, options: dns.LookupOptions, callback: (...args: unknown[]) => void) => {
-    dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
-      if (err) return callback(err);
-      if (!allowPrivate) {
-        const bad = addresses.find((a) => isPrivateAddress(a.address));
-        if (bad) return callback(new PrivateAddressError(`${hostname} resolves to ${bad.address}`));
-      }
-      if (options.all) return callback(null, addresses);
-      return callback(null, addresses[0].address, addresses[0].family);
-    });
-  }) as LookupFunction;
-}
-
-/** One signed POST: status and the first 1 KiB of the body, or the kind of error. Never throws. */
-export function postWebhook(
-  url: string,
-  headers: Record<string, string>,
-  body: string,
-  opts: { agent: https.Agent; allowPrivate: boolean; timeoutMs: number },
-): Promise<HttpOutcome> {
-  const started = performance.now();
-  return new Promise((resolve) => {
-    let settled = false;
-    let timer: NodeJS.Timeout | undefined;
-    const finish = (r: Omit<HttpOutcome, 'latencyMs'>) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      resolve({ ...r, latencyMs: Math.round(performance.now() - started) });
-    };
-    const fail = (err: unknown) => {
-      const { kind, detail } = classifyRequestError(err);
-      finish({ statusCode: null, error: kind, errorDetail: detail, body: null });
-    };
-    const target = new URL(url);
-    const host = target.hostname.replace(/^\[|\]$/g, '');
-    // An IP literal is connected to without a lookup, so check it here.
-    if (!opts.allowPrivate && isIpLiteral(host) && isPrivateAddress(host)) {
-      fail(new PrivateAddressError(`${host} is a private address`));
-      return;
-    }
-    let req: ReturnType<typeof https.request>;
-    timer = setTimeout(() => {
-      finish({ statusCode: null, error: 'timeout', errorDetail: `no complete response within ${opts.timeoutMs} ms`, body: null });
-      req.destroy();
-    }, opts.timeoutMs);
-    const send = (staleRetries: number) => {
-      req = https.request(
-        target,
-        {
-          method: 'POST',
-          agent: opts.agent,
-          lookup: guardedLookup(opts.allowPrivate),
-          headers: { ...headers, 'Content-Length': String(Buffer.byteLength(body)) },
-        },
-        (res) => {
-          const chunks: Buffer[] = [];
-          let size = 0;
-          res.on('data', (c: Buffer) => {
-            if (size < RESPONSE_SNIPPET_BYTES) chunks.push(c);
-            size += c.length;
-          });
-          const done = () =>
-            finish({
-              statusCode: res.statusCode ?? null,
-              error: null,
-              errorDetail: null,
-              body: Buffer.concat(chunks).subarray(0, RESPONSE_SNIPPET_BYTES).toString('utf8'),
-            });
-          res.on('end', done);
-          // The status arrived; a body cut short does not change what the receiver answered.
-          res.on('error', done);
-          res.on('aborted', done);
-        },
-      );
-      req.on('error', (err: NodeJS.ErrnoException) => {
-        // A kept-alive socket the receiver closed meanwhile fails at once: not the endpoint being
-        // down (which disables it), so the request goes again on another socket (Node's advice;
-        // receivers dedupe on the event id).
-        if (!settled && req.reusedSocket && STALE_SOCKET_CODES.has(err.code ?? '') && staleRetries > 0) send(staleRetries - 1);
-        else fail(err);
-      });
-      req.end(body);
-    };
-    send(MAX_STALE_SOCKET_RETRIES);
-  });
 }
 
 function outcomeOf(a: WebhookAttempt): AttemptOutcome {

@@ -6,8 +6,7 @@
 import Koa from 'koa';
 import Router from '@koa/router';
 import { bodyParser } from '@koa/bodyparser';
-import type { Logger } from 'pino';
-import type { Config } from '../config';
+import type { Dependencies } from '../dependencies';
 import { ApiError } from '../lib/errors';
 import type { AppState, Ctx } from './context';
 import { errorMiddleware } from './middleware/errors';
@@ -34,9 +33,8 @@ import { metricsRoutes } from './metrics/routes';
 import { httpMetrics } from './middleware/metrics';
 import { ApiMetrics, createApiMetrics, Limiter } from '../metrics/api';
 
-/** What route modules are built with: settings, and the limiters shared by the /v1 and /api/v1 mounts. */
-export interface RouteDeps {
-  config: Config;
+/** What route modules are built with: the process's dependencies, and the limiters shared by the /v1 and /api/v1 mounts. */
+export interface RouteDeps extends Dependencies {
   /** Per client IP: the public claim routes, and the pay page in a window of its own. */
   publicClaimLimit: ReturnType<typeof rateLimit>;
   payPageLimit: ReturnType<typeof rateLimit>;
@@ -45,9 +43,8 @@ export interface RouteDeps {
 }
 export type RouteModule = (router: Router<AppState>, deps: RouteDeps) => void;
 
-export interface AppDeps {
-  config: Config;
-  logger: Logger;
+/** The process's dependencies (settings, logger, price oracle, workflow clients), and the app's own parts. */
+export interface AppDeps extends Dependencies {
   probes?: ReadinessProbe[];
   /** Sign-in throttling (tests pass one with other limits or a clock); one per app by default. */
   authThrottle?: AuthThrottle;
@@ -82,6 +79,10 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   const rejected = (limiter: Limiter) => metrics.rateLimitRejections.inc({ limiter });
   const routeDeps: RouteDeps = {
     config,
+    logger,
+    priceOracle: deps.priceOracle,
+    temporal: deps.temporal,
+    workflows: deps.workflows,
     publicClaimLimit: rateLimit(config.publicRateLimitPerMinute, (ctx) => `public-claims:${ctx.ip}`, () => rejected('public_claims')),
     payPageLimit: rateLimit(config.publicRateLimitPerMinute, (ctx) => `pay-page:${ctx.ip}`, () => rejected('pay_page')),
     authThrottle,

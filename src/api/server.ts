@@ -8,10 +8,9 @@ import { bootProcess } from '../services/process';
 const QUIET_MS = 300;
 
 async function main() {
-  const { config, logger, temporal, stopDomains } = await bootProcess('api');
+  const { deps, config, logger, temporal, stopDomains } = await bootProcess('api');
   const app = createApp({
-    config,
-    logger,
+    ...deps,
     probes: [
       { name: 'database', check: pingDatabase },
       { name: 'temporal', check: () => pingTemporal(temporal) },

@@ -1,6 +1,6 @@
 /** The node client of each watched currency, from configuration (null: the currency is not watched). */
 import type { Config } from '../config';
-import { CryptoCurrency, SUPPORTED_CURRENCIES } from '../crypto/addresses';
+import { CryptoCurrency, SUPPORTED_CURRENCIES } from '../cryptocurrency/addresses';
 import type { ChainClient } from './types';
 import { EthereumRpcClient } from './ethereum';
 import { EsploraClient } from './esplora';

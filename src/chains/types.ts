@@ -3,7 +3,7 @@
  * (JSON-RPC for ETH, Esplora for BTC); matching, confirmations and reorgs are decided by the
  * watcher (services/chainWatcher.ts) from these answers.
  */
-import type { CryptoCurrency } from '../crypto/addresses';
+import type { CryptoCurrency } from '../cryptocurrency/addresses';
 
 export interface BlockRef {
   height: number;

@@ -1,5 +1,5 @@
 import { CryptoAddressDoc } from '../models/cryptoAddress';
-import { explorerFor } from '../crypto/addresses';
+import { explorerFor } from '../cryptocurrency/addresses';
 import { iso } from './common';
 
 export function presentCryptoAddress(a: CryptoAddressDoc) {

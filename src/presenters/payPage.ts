@@ -7,7 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { escapeHtml as h } from '../lib/html';
-import { paymentStatusText } from '../crypto/paymentStatus';
+import { paymentStatusText } from '../cryptocurrency/paymentStatus';
 import type { ClosedPublicLink, PublicPaymentClaimLink } from '../services/paymentClaimLinks';
 
 export type OpenPublicLink = Extract<PublicPaymentClaimLink, { usable: true }>;

@@ -9,7 +9,7 @@ import { PRORATION_BEHAVIORS, SUBSCRIPTION_STATUSES } from '../models/subscripti
 import { CLAIM_STATUSES } from '../models/paymentClaim';
 import { LINK_STATUSES } from '../models/paymentClaimLink';
 import { TRANSACTION_SOURCES } from '../models/cryptoTransaction';
-import { PAYMENT_STATES } from '../crypto/paymentStatus';
+import { PAYMENT_STATES } from '../cryptocurrency/paymentStatus';
 import { AGING_BUCKETS } from '../billing/receivables';
 import { COLLECTION_SOURCES } from '../billing/collections';
 

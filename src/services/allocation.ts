@@ -24,43 +24,30 @@ import { Invoice, InvoiceDoc, OPEN_INVOICE_STATUSES } from '../models/invoice';
 import { inScope, scopeFilter, scopeOfDoc } from '../models/scope';
 import { ApiError } from '../lib/errors';
 import { derivedId, ID_PREFIX, randomHex } from '../lib/ids';
-import { allocatePayment, OpenInvoice } from '../crypto/allocation';
-import { Dec, usdValue } from '../crypto/amounts';
+import { allocatePayment, OpenInvoice } from '../cryptocurrency/allocation';
+import { Dec, usdValue } from '../cryptocurrency/amounts';
 import { sumAmounts, subtractAmounts, compareAmounts } from '../billing/money';
 import { allocationEventPayload, presentCryptoTransaction } from '../presenters/cryptoTransaction';
 import { applyCryptoAllocation, cryptoAllocationsOf, ensureInvoicePaidEvent, InvoiceCryptoAllocation } from './invoices';
-import { getPriceOracle, PriceUnavailableError } from './priceOracle';
 import { recordEvent } from './events';
-import { hasTemporal } from '../temporal/context';
-import { recordWorkflowStart } from './workflowStarts';
-import { workflowIds } from '../temporal/workflowIds';
-import { allocateSignal } from '../temporal/cryptoDefinitions';
-import type { allocationWorkflow } from '../workflows/allocation';
+import type { Dependencies } from '../dependencies';
+import type { Allocatable } from '../temporal/clients/allocation';
 
+export { allocationKey } from '../temporal/clients/allocation';
 
-let slippage = '0.005';
-/** SLIPPAGE_TOLERANCE from config (set at start-up by the crypto domain and the activities). */
-export function setSlippageTolerance(value: string): void {
-  slippage = value;
-}
 
 /** Allocation ids derived from what they allocate (parts joined by `|`), so a replay reuses the same id. */
 export function allocationIdFor(...parts: string[]): string {
   return derivedId(ID_PREFIX.allocation, parts.join('|'));
 }
 
-/** Workflow key: the paying customer, or the account and scope for account-wallet payments. */
-export function allocationKey(tx: Pick<CryptoTransactionDoc, 'customer_id' | 'account_id' | 'sandbox'>): string {
-  return tx.customer_id ?? `${tx.account_id}-${tx.sandbox ?? 'live'}`;
-}
-
 export class AllocationConflictError extends Error {}
 
 
 /** Sets `usd_value` (at the transaction's timestamp) once. PriceUnavailableError when the oracle cannot answer. */
-export async function ensurePriced(tx: CryptoTransactionDoc): Promise<CryptoTransactionDoc> {
+export async function ensurePriced(deps: Dependencies, tx: CryptoTransactionDoc): Promise<CryptoTransactionDoc> {
   if (tx.usd_value) return tx;
-  const price = await getPriceOracle().usdPrice(tx.currency, new Date(tx.timestamp));
+  const price = await deps.priceOracle.usdPrice(tx.currency, new Date(tx.timestamp));
   const value = usdValue(tx.amount, price);
   // By `_id` alone (FerretDB v1 scans the collection inside the write for any other filter field);
   // the value is the same on every attempt (price at the fixed timestamp), so a racing write is harmless.
@@ -90,11 +77,11 @@ export interface AllocationOutcome {
 }
 
 /** Events of a finished allocation, each keyed: recording them again writes nothing. */
-async function recordAllocationEvents(tx: CryptoTransactionDoc): Promise<void> {
+async function recordAllocationEvents(deps: Dependencies, tx: CryptoTransactionDoc): Promise<void> {
   const scope = scopeOfDoc(tx);
   for (const a of tx.allocations ?? []) {
     await recordEvent(scope, 'transaction_allocation.created', allocationEventPayload(tx, a), { idempotencyKey: `transaction_allocation.created:${a._id}` });
-    if (a.pays_in_full) await ensureInvoicePaidEvent(a.invoice_id, a._id);
+    if (a.pays_in_full) await ensureInvoicePaidEvent(deps, a.invoice_id, a._id);
   }
   if ((tx.allocations ?? []).length > 0) {
     await recordEvent(scope, 'crypto_transaction.allocated', presentCryptoTransaction(tx), { idempotencyKey: `crypto_transaction.allocated:${tx._id}` });
@@ -106,16 +93,16 @@ async function recordAllocationEvents(tx: CryptoTransactionDoc): Promise<void> {
  * PriceUnavailableError (oracle down) or AllocationConflictError (invoices kept changing):
  * both are retried by the workflow.
  */
-export async function allocateTransaction(txId: string, opts: { now?: Date; attempts?: number } = {}): Promise<AllocationOutcome> {
+export async function allocateTransaction(deps: Dependencies, txId: string, opts: { now?: Date; attempts?: number } = {}): Promise<AllocationOutcome> {
   const attempts = opts.attempts ?? 5;
   for (let attempt = 0; attempt < attempts; attempt++) {
     let tx = await CryptoTransaction.findById(txId).lean<CryptoTransactionDoc>();
     if (!tx) return { status: 'missing', allocations: 0, unallocated: null };
     if (tx.allocated_at) {
-      await recordAllocationEvents(tx);
+      await recordAllocationEvents(deps, tx);
       return { status: 'already_allocated', allocations: tx.allocations.length, unallocated: tx.unallocated_amount ?? null };
     }
-    tx = await ensurePriced(tx);
+    tx = await ensurePriced(deps, tx);
     const now = opts.now ?? new Date();
     const invoices = await candidateInvoices(tx);
 
@@ -136,7 +123,7 @@ export async function allocateTransaction(txId: string, opts: { now?: Date; atte
     const open: (OpenInvoice & { doc: InvoiceDoc })[] = invoices
       .filter((i) => OPEN_INVOICE_STATUSES.includes(i.status) && !touched.has(i._id))
       .map((i) => ({ id: i._id, due_date: i.due_date, created_at: new Date(i.created_at).toISOString(), balance: balanceOf(i), total: i.total_amount, doc: i }));
-    const plan = allocatePayment({ paymentUsd: remaining, openInvoices: open, slippage, mode: tx.customer_id ? 'customer' : 'account' });
+    const plan = allocatePayment({ paymentUsd: remaining, openInvoices: open, slippage: deps.config.slippageTolerance, mode: tx.customer_id ? 'customer' : 'account' });
 
     let conflict = false;
     for (const p of plan.allocations) {
@@ -148,10 +135,10 @@ export async function allocateTransaction(txId: string, opts: { now?: Date; atte
         pays_in_full: p.pays_in_full,
         created_at: now,
       };
-      const r = await applyCryptoAllocation(inv._id, entry, { amount_paid: inv.amount_paid ?? '0.00', status: inv.status });
+      const r = await applyCryptoAllocation(deps, inv._id, entry, { amount_paid: inv.amount_paid ?? '0.00', status: inv.status });
       if (r.result === 'conflict') {
         // Its next slot may be held by an allocation that died half-way: settled, so the next attempt goes through.
-        await settleStaleInvoiceSlot(inv._id);
+        await settleStaleInvoiceSlot(deps, inv._id);
         conflict = true;
         break;
       }
@@ -176,47 +163,15 @@ export async function allocateTransaction(txId: string, opts: { now?: Date; atte
       : null;
     const final = finished ?? latest;
     if (!final) return { status: 'missing', allocations: 0, unallocated: null };
-    await recordAllocationEvents(final);
+    await recordAllocationEvents(deps, final);
     return { status: finished ? 'allocated' : 'already_allocated', allocations: final.allocations.length, unallocated: final.unallocated_amount ?? null };
   }
   throw new AllocationConflictError(`invoices of transaction ${txId} kept changing during allocation`);
 }
 
-type Allocatable = Pick<CryptoTransactionDoc, '_id' | 'customer_id' | 'account_id' | 'sandbox'>;
-
-/**
- * Allocation of a transaction: a signal to the allocation workflow of its customer (or account),
- * started if needed, through the workflow-start outbox (a repeated signal is harmless:
- * allocation of a transaction is idempotent). Call it before the transaction is written (with
- * `recorded: false`: nothing is sent until it exists) and run what it returns once it is.
- * Without Temporal (plain API tests) what it returns allocates inline, and an oracle failure
- * leaves the transaction unallocated.
- */
-export async function planAllocation(tx: Allocatable, opts: { recorded: boolean }): Promise<() => Promise<void>> {
-  if (!hasTemporal()) {
-    return async () => {
-      try {
-        await allocateTransaction(tx._id);
-      } catch (err) {
-        if (!(err instanceof PriceUnavailableError) && !(err instanceof AllocationConflictError)) throw err;
-      }
-    };
-  }
-  const key = allocationKey(tx);
-  const args: Parameters<typeof allocationWorkflow> = [{ key, pending: [] }];
-  const pending = await recordWorkflowStart({
-    workflowId: workflowIds.allocation(key),
-    workflowType: 'allocationWorkflow',
-    args,
-    signal: { name: allocateSignal.name, args: [tx._id] },
-    ...(opts.recorded ? {} : { resource: { collection: CryptoTransaction.collection.collectionName, id: tx._id } }),
-  });
-  return () => pending.start();
-}
-
-/** Starts allocation of a transaction already recorded (see planAllocation). */
-export async function scheduleAllocation(tx: Allocatable): Promise<void> {
-  await (await planAllocation(tx, { recorded: true }))();
+/** Starts allocation of a transaction already recorded (see `AllocationWorkflows.plan`). */
+export async function scheduleAllocation(deps: Pick<Dependencies, 'workflows'>, tx: Allocatable): Promise<void> {
+  await (await deps.workflows.allocation.plan(tx, { recorded: true }))();
 }
 
 // ---- manual allocation ----------------------------------------------------------------------
@@ -290,7 +245,7 @@ async function announceManualAllocation(tx: CryptoTransactionDoc, entry: Entry):
  * time: it holds the transaction's next slot, as a reservation does, so neither a second settler
  * nor a new reservation writes the transaction or that invoice slot meanwhile.
  */
-async function settleManualAllocation(txId: string, entry: Entry): Promise<'applied' | 'completed' | 'undone' | 'pending'> {
+async function settleManualAllocation(deps: Dependencies, txId: string, entry: Entry): Promise<'applied' | 'completed' | 'undone' | 'pending'> {
   const onInvoice = (inv: InvoiceDoc | null) => !!inv && cryptoAllocationsOf(inv).some((e) => e.id === entry._id);
   // Once on the invoice it stays there: no need to hold anything to see it.
   if (onInvoice(await Invoice.findById(entry.invoice_id).lean<InvoiceDoc>())) return 'applied';
@@ -312,7 +267,7 @@ async function settleManualAllocation(txId: string, entry: Entry): Promise<'appl
       const slot = await AllocationSlot.findById(slotId).lean<AllocationSlotDoc>();
       if (slot?.allocation_id === entry._id) {
         if (OPEN_INVOICE_STATUSES.includes(invoice.status)) {
-          const r = await applyCryptoAllocation(invoice._id, invoiceEntryOf(txId, entry), { amount_paid: invoice.amount_paid ?? '0.00', status: invoice.status });
+          const r = await applyCryptoAllocation(deps, invoice._id, invoiceEntryOf(txId, entry), { amount_paid: invoice.amount_paid ?? '0.00', status: invoice.status });
           if (r.result !== 'conflict') return 'completed';
         }
         // No longer open (or changed under it): free the invoice slot, then the reservation.
@@ -336,11 +291,11 @@ async function settleManualAllocation(txId: string, entry: Entry): Promise<'appl
  * transaction's next slot for the length of its request: waited out briefly, and past that the
  * reservation is settled as an orphan by the next writer after ORPHAN_AFTER_MS.
  */
-async function settleOwnAllocation(txId: string, entry: Entry): Promise<'applied' | 'completed' | 'undone' | 'pending'> {
-  let settled = await settleManualAllocation(txId, entry);
+async function settleOwnAllocation(deps: Dependencies, txId: string, entry: Entry): Promise<'applied' | 'completed' | 'undone' | 'pending'> {
+  let settled = await settleManualAllocation(deps, txId, entry);
   for (let wait = 25; settled === 'pending' && wait <= 1_600; wait *= 2) {
     await new Promise((resolve) => setTimeout(resolve, wait));
-    settled = await settleManualAllocation(txId, entry);
+    settled = await settleManualAllocation(deps, txId, entry);
   }
   return settled;
 }
@@ -352,9 +307,9 @@ function staleManualEntries(tx: CryptoTransactionDoc): Entry[] {
 }
 
 /** Settles the manual allocations of `tx` that have been reserved for too long without reaching their invoice. */
-async function settleStaleReservations(tx: CryptoTransactionDoc): Promise<void> {
+async function settleStaleReservations(deps: Dependencies, tx: CryptoTransactionDoc): Promise<void> {
   for (const entry of staleManualEntries(tx)) {
-    const settled = await settleManualAllocation(tx._id, entry);
+    const settled = await settleManualAllocation(deps, tx._id, entry);
     if (settled === 'completed') {
       const fresh = await CryptoTransaction.findById(tx._id).lean<CryptoTransactionDoc>();
       if (fresh) await announceManualAllocation(fresh, entry);
@@ -367,7 +322,7 @@ async function settleStaleReservations(tx: CryptoTransactionDoc): Promise<void> 
  * a manual allocation is settled (completed or undone); any other (an automatic allocation
  * whose attempt died; its retry plans again) is undone by removing the slot.
  */
-export async function settleStaleInvoiceSlot(invoiceId: string): Promise<void> {
+export async function settleStaleInvoiceSlot(deps: Dependencies, invoiceId: string): Promise<void> {
   const invoice = await Invoice.findById(invoiceId).lean<InvoiceDoc>();
   if (!invoice) return;
   const entries = cryptoAllocationsOf(invoice);
@@ -377,7 +332,7 @@ export async function settleStaleInvoiceSlot(invoiceId: string): Promise<void> {
   const reserved = tx?.allocations?.find((a) => a._id === slot.allocation_id);
   if (tx && reserved) {
     const entry: Entry = { ...reserved, pays_in_full: !!reserved.pays_in_full };
-    if ((await settleManualAllocation(tx._id, entry)) === 'completed') {
+    if ((await settleManualAllocation(deps, tx._id, entry)) === 'completed') {
       const fresh = await CryptoTransaction.findById(tx._id).lean<CryptoTransactionDoc>();
       if (fresh) await announceManualAllocation(fresh, entry);
     }
@@ -388,6 +343,7 @@ export async function settleStaleInvoiceSlot(invoiceId: string): Promise<void> {
 
 /** Manual allocation (`POST /v1/crypto_transactions/:id/allocations`). */
 export async function allocateManually(
+  deps: Dependencies,
   tx: CryptoTransactionDoc,
   loadInvoice: () => Promise<InvoiceDoc>,
   amountApplied: string | undefined,
@@ -395,20 +351,14 @@ export async function allocateManually(
   let invoice = await loadInvoice();
   if (!OPEN_INVOICE_STATUSES.includes(invoice.status)) throw ApiError.invalid('Invoice is not open (pending or overdue)', 'invoice_id');
   if (!tx.allocated_at) {
-    // Automatic allocation comes first (it may already pay this invoice); with Temporal it is the workflow's job.
-    if (hasTemporal()) throw ApiError.conflict('allocation_in_progress', 'The transaction is still being allocated; retry shortly', 'id');
-    try {
-      await allocateTransaction(tx._id);
-    } catch (err) {
-      if (err instanceof PriceUnavailableError) throw ApiError.external('The price oracle is unavailable; retry later');
-      throw err;
-    }
+    // Automatic allocation comes first (it may already pay this invoice): the allocation workflow's job.
+    await deps.workflows.allocation.allocateFirst(tx._id);
     tx = (await CryptoTransaction.findById(tx._id).lean<CryptoTransactionDoc>())!;
     invoice = await loadInvoice();
     if (!OPEN_INVOICE_STATUSES.includes(invoice.status)) throw ApiError.invalid('Invoice is not open (pending or overdue)', 'invoice_id');
   } else if (staleManualEntries(tx).length > 0) {
     // An earlier manual allocation of this transaction may have died half-way: settle it first.
-    await settleStaleReservations(tx);
+    await settleStaleReservations(deps, tx);
     tx = (await CryptoTransaction.findById(tx._id).lean<CryptoTransactionDoc>())!;
     invoice = await loadInvoice();
     if (!OPEN_INVOICE_STATUSES.includes(invoice.status)) throw ApiError.invalid('Invoice is not open (pending or overdue)', 'invoice_id');
@@ -427,7 +377,7 @@ export async function allocateManually(
   }
   if (compareAmounts(amount, available) > 0) throw ApiError.invalid(`Amount applied exceeds the unallocated amount of the transaction (${available})`, 'amount_applied');
   if (compareAmounts(amount, balance) > 0) throw ApiError.invalid(`Amount applied exceeds the invoice balance (${balance})`, 'amount_applied');
-  const margin = new Dec(invoice.total_amount).times(slippage);
+  const margin = new Dec(invoice.total_amount).times(deps.config.slippageTolerance);
   const paysInFull = new Dec(balance).minus(amount).lte(margin);
   const now = new Date();
   // Random part: an undone allocation's id is never reused by the next one.
@@ -448,25 +398,25 @@ export async function allocateManually(
       await AllocationSlot.deleteOne({ _id: txSlot });
       throw ApiError.notFound('Crypto transaction not found', 'id');
     }
-    result = (await applyCryptoAllocation(invoice._id, invoiceEntryOf(tx._id, entry), { amount_paid: invoice.amount_paid ?? '0.00', status: invoice.status })).result;
+    result = (await applyCryptoAllocation(deps, invoice._id, invoiceEntryOf(tx._id, entry), { amount_paid: invoice.amount_paid ?? '0.00', status: invoice.status })).result;
   } catch (err) {
     if (err instanceof ApiError) throw err;
     // Failed half-way (the database): complete or undo now, so nothing is left blocking the invoice.
-    const settled = await settleOwnAllocation(tx._id, entry).catch(() => 'pending' as const);
+    const settled = await settleOwnAllocation(deps, tx._id, entry).catch(() => 'pending' as const);
     if (settled !== 'completed' && settled !== 'applied') throw err;
     // Applied before the failure: what followed the write (its `invoice.paid`) may not have happened.
-    if (settled === 'applied' && paysInFull) await ensureInvoicePaidEvent(invoice._id, entry._id);
+    if (settled === 'applied' && paysInFull) await ensureInvoicePaidEvent(deps, invoice._id, entry._id);
     reserved = await CryptoTransaction.findById(tx._id).lean<CryptoTransactionDoc>();
     result = 'applied';
   }
   if (result === 'conflict') {
     // Undone before answering, so a 409 never leaves credit reserved (or, worse, applied) behind.
-    const settled = await settleOwnAllocation(tx._id, entry);
+    const settled = await settleOwnAllocation(deps, tx._id, entry);
     if (settled === 'applied' || settled === 'completed') {
       reserved = await CryptoTransaction.findById(tx._id).lean<CryptoTransactionDoc>();
     } else {
       // The invoice's next slot may be held by an allocation that died: settled here, so a retry goes through.
-      await settleStaleInvoiceSlot(invoice._id);
+      await settleStaleInvoiceSlot(deps, invoice._id);
       throw ApiError.conflict('allocation_conflict', 'The invoice changed while allocating; retry', 'invoice_id');
     }
   }

@@ -10,8 +10,8 @@
  * Like BTCPay's detectors, it only records payments; allocation stays with services/allocation.
  */
 import type { Config } from '../config';
-import { CryptoCurrency, validateAddress } from '../crypto/addresses';
-import { decimalPlacesOf, Dec, formatCryptoAmount } from '../crypto/amounts';
+import { CryptoCurrency, validateAddress } from '../cryptocurrency/addresses';
+import { decimalPlacesOf, Dec, formatCryptoAmount } from '../cryptocurrency/amounts';
 import { watchedCurrencies } from '../chains';
 import { BlockRef, ChainClient, ChainPayment, ChainUnavailableError } from '../chains/types';
 import { confirmationsOf, initialCursorHeight, nextScanRange, rewoundCursorHeight } from '../chains/scan';
@@ -19,10 +19,7 @@ import { ChainCursor, ChainCursorDoc, ChainPaymentDoc, ChainPaymentRecord } from
 import { CryptoAddress, CryptoAddressDoc } from '../models/cryptoAddress';
 import { isDuplicateKey } from '../models/errors';
 import { scopeOfDoc } from '../models/scope';
-import { getTemporal } from '../temporal/context';
-import { startOnce } from '../temporal/startOnce';
-import { workflowIds } from '../temporal/workflowIds';
-import type { chainWatcherWorkflow } from '../workflows/chainWatcher';
+import type { Dependencies } from '../dependencies';
 import { recordCryptoTransaction } from './cryptoTransactions';
 
 export interface ScanResult {
@@ -120,7 +117,7 @@ async function scanBlocks(client: ChainClient, settings: ChainSettings, cursor: 
  * if its transaction is mined again, the scan of that block makes it pending again (a reorg
  * that replaced blocks at or below the cursor also moved the cursor back, step 1).
  */
-async function settlePayments(client: ChainClient, settings: ChainSettings, tip: BlockRef): Promise<number> {
+async function settlePayments(deps: Dependencies, client: ChainClient, settings: ChainSettings, tip: BlockRef): Promise<number> {
   const currency = client.currency;
   const open = await ChainPaymentRecord.find({ currency, status: 'pending' }).lean<ChainPaymentDoc[]>();
   let recorded = 0;
@@ -135,7 +132,7 @@ async function settlePayments(client: ChainClient, settings: ChainSettings, tip:
       await ChainPaymentRecord.updateOne({ _id: p._id }, { $set: { status: 'pending', block_height: placement.block.height, block_hash: placement.block.hash } });
     }
     if (confirmationsOf(Math.max(tip.height, placement.block.height), placement.block.height) < settings.confirmations) continue;
-    recorded += await recordChainPayment(p);
+    recorded += await recordChainPayment(deps, p);
     await ChainPaymentRecord.updateOne({ _id: p._id }, { $set: { status: 'recorded', recorded_at: new Date() } });
   }
   return recorded;
@@ -146,13 +143,14 @@ async function settlePayments(client: ChainClient, settings: ChainSettings, tip:
  * retry finds what exists). A transaction is recorded once per receiving address, so several
  * outputs of one transaction to the same address are recorded as one, with their sum.
  */
-async function recordChainPayment(p: ChainPaymentDoc): Promise<number> {
+async function recordChainPayment(deps: Dependencies, p: ChainPaymentDoc): Promise<number> {
   const holders = await CryptoAddress.find({ currency: p.currency, address_key: p.address_key }).lean<CryptoAddressDoc[]>();
   const outputs = await ChainPaymentRecord.find({ currency: p.currency, tx_hash: p.tx_hash, address_key: p.address_key }).lean<ChainPaymentDoc[]>();
   // Written as precisely as the node wrote the outputs (BTC: always 8 decimals).
   const amount = formatCryptoAmount(p.currency, outputs.reduce((sum, o) => sum.plus(o.amount), new Dec(0)), Math.max(...outputs.map((o) => decimalPlacesOf(o.amount))));
   for (const address of holders) {
     await recordCryptoTransaction(
+      deps,
       scopeOfDoc(address),
       { to_address_id: address._id, amount, currency_code: p.currency, transaction_id: p.tx_hash },
       { source: 'blockchain', timestamp: new Date(p.timestamp), senderAddress: p.from_address ?? null },
@@ -162,7 +160,7 @@ async function recordChainPayment(p: ChainPaymentDoc): Promise<number> {
 }
 
 /** One scan of the chain after `cursor` (null: the stored cursor, or near the tip). Idempotent. */
-export async function scanChain(client: ChainClient, settings: ChainSettings, cursor: BlockRef | null): Promise<ScanResult> {
+export async function scanChain(deps: Dependencies, client: ChainClient, settings: ChainSettings, cursor: BlockRef | null): Promise<ScanResult> {
   const currency = client.currency;
   if (!cursor) {
     const stored = await ChainCursor.findById(currency).lean<ChainCursorDoc>();
@@ -170,7 +168,7 @@ export async function scanChain(client: ChainClient, settings: ChainSettings, cu
   }
   const tip = await client.tip();
   const next = await scanBlocks(client, settings, cursor, tip);
-  const recorded = await settlePayments(client, settings, tip);
+  const recorded = await settlePayments(deps, client, settings, tip);
   // Written when it moved: an idle watcher polling every second should not keep the database busy.
   if (next.height !== cursor?.height || next.hash !== cursor?.hash) {
     await ChainCursor.updateOne({ _id: currency }, { $set: { height: next.height, hash: next.hash } }, { upsert: true });
@@ -179,17 +177,8 @@ export async function scanChain(client: ChainClient, settings: ChainSettings, cu
 }
 
 /** Starts the watcher workflow of every currency with a configured node (already running: left alone). */
-export async function ensureChainWatchers(config: Config): Promise<CryptoCurrency[]> {
-  const { client, taskQueue } = getTemporal();
-  const currencies = watchedCurrencies(config);
-  for (const currency of currencies) {
-    await startOnce(() =>
-      client.workflow.start<typeof chainWatcherWorkflow>('chainWatcherWorkflow', {
-        workflowId: workflowIds.chainWatcher(currency),
-        taskQueue,
-        args: [{ currency, cursor: null }],
-      }),
-    );
-  }
+export async function ensureChainWatchers(deps: Pick<Dependencies, 'config' | 'workflows'>): Promise<CryptoCurrency[]> {
+  const currencies = watchedCurrencies(deps.config);
+  for (const currency of currencies) await deps.workflows.chainWatcher.ensure(currency);
   return currencies;
 }

@@ -13,7 +13,7 @@ import { centsToAmount, toAmount, Money } from '../billing/money';
 import { phaseAt, subscriptionMrrCents, monthOf } from '../billing/mrr';
 import { AGING_LABELS } from '../billing/receivables';
 import { collections, loadMrrSubscriptions, mrr, receivables, toMrrSubscription } from './reports';
-import { timelineSteps } from './subscriptions';
+import { timelineSteps } from './subscriptionTimeline';
 
 export async function overview(scope: Scope, now = new Date()) {
   const thisMonth = monthOf(now);

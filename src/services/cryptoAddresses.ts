@@ -11,7 +11,7 @@ import { Scope, scopeFilter, findInScope } from '../models/scope';
 import { isDuplicateKey } from '../models/errors';
 import { newId, ID_PREFIX } from '../lib/ids';
 import { ApiError } from '../lib/errors';
-import { CryptoCurrency, isSupportedCurrency, validateAddress } from '../crypto/addresses';
+import { CryptoCurrency, isSupportedCurrency, validateAddress } from '../cryptocurrency/addresses';
 import { presentCryptoAddress } from '../presenters/cryptoAddress';
 import { recordEvent } from './events';
 import { createListed, listScopePage, recountListSlots } from './listing';

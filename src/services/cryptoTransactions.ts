@@ -7,17 +7,18 @@ import { createHash } from 'node:crypto';
 import { CryptoTransaction, CryptoTransactionDoc, TransactionSource } from '../models/cryptoTransaction';
 import { Wallet, WalletDoc } from '../models/wallet';
 import { CryptoAddress, CryptoAddressDoc } from '../models/cryptoAddress';
-import { CryptoCurrency, validateAddress } from '../crypto/addresses';
+import { CryptoCurrency, validateAddress } from '../cryptocurrency/addresses';
 import { Scope, scopeFilter, findInScope } from '../models/scope';
 import { isDuplicateKey } from '../models/errors';
 import { newId, ID_PREFIX } from '../lib/ids';
 import { ApiError } from '../lib/errors';
 import { parseDateTime } from '../lib/dates';
-import { cryptoAmountError } from '../crypto/amounts';
+import { cryptoAmountError } from '../cryptocurrency/amounts';
 import { presentCryptoTransaction } from '../presenters/cryptoTransaction';
 import { findCryptoAddress, requireCurrency } from './cryptoAddresses';
 import { findInvoice } from './invoices';
-import { allocateManually, planAllocation, scheduleAllocation } from './allocation';
+import { allocateManually, scheduleAllocation } from './allocation';
+import type { Dependencies } from '../dependencies';
 import { recordEvent } from './events';
 import { listPage } from './listing';
 
@@ -72,6 +73,7 @@ export interface RecordTransactionOptions {
 /**
  * Records a transaction, emits `crypto_transaction.received` and schedules its allocation. Returns the stored document. */
 export async function recordCryptoTransaction(
+  deps: Dependencies,
   scope: Scope,
   input: CryptoTransactionInput,
   opts: RecordTransactionOptions = { source: 'manual_entry' },
@@ -97,7 +99,7 @@ export async function recordCryptoTransaction(
   const id = opts.id ?? newId(ID_PREFIX.cryptoTransaction);
   const customerId = wallet?.owner_type === 'customer' ? wallet.owner_id : null;
   // Recorded before the transaction, so a crash between the two cannot lose its allocation.
-  const allocate = await planAllocation({ _id: id, customer_id: customerId, ...scopeFilter(scope) }, { recorded: false });
+  const allocate = await deps.workflows.allocation.plan({ _id: id, customer_id: customerId, ...scopeFilter(scope) }, { recorded: false });
   let tx: CryptoTransactionDoc;
   try {
     tx = (
@@ -125,18 +127,18 @@ export async function recordCryptoTransaction(
     // 500, a crashed worker): finish what it may not have, at most once (both steps are keyed).
     const existing = await CryptoTransaction.findOne({ dedupe_key: dedupeKey(scope, currency, transactionId, address.address_key) }).lean<CryptoTransactionDoc>();
     // The watcher recording a payment again after a retry: the existing transaction is the answer.
-    if (existing && opts.source === 'blockchain') return announce(scope, existing);
+    if (existing && opts.source === 'blockchain') return announce(deps, scope, existing);
     // The same derived id: this caller's own earlier attempt recorded it.
-    if (existing && opts.id !== undefined && existing._id === opts.id) return announce(scope, existing);
+    if (existing && opts.id !== undefined && existing._id === opts.id) return announce(deps, scope, existing);
     // A manual entry is still refused; if it was never allocated, that is scheduled on the way.
-    if (existing && !existing.allocated_at) await announce(scope, existing);
+    if (existing && !existing.allocated_at) await announce(deps, scope, existing);
     throw ApiError.invalid('This transaction has already been recorded for this address', 'transaction_id', { transaction_id: ['has already been recorded for this address'] });
   }
-  return announce(scope, tx, allocate);
+  return announce(deps, scope, tx, allocate);
 }
 
 /** `crypto_transaction.received` (once per transaction) and allocation: both safe to repeat. */
-async function announce(scope: Scope, tx: CryptoTransactionDoc, allocate = () => scheduleAllocation(tx)): Promise<CryptoTransactionDoc> {
+async function announce(deps: Dependencies, scope: Scope, tx: CryptoTransactionDoc, allocate = () => scheduleAllocation(deps, tx)): Promise<CryptoTransactionDoc> {
   await recordEvent(scope, 'crypto_transaction.received', presentCryptoTransaction(tx), { idempotencyKey: `crypto_transaction.received:${tx._id}` });
   await allocate();
   return tx;
@@ -151,8 +153,8 @@ async function ownAddressId(scope: Scope, currency: CryptoCurrency, address: str
 }
 
 /** `POST /v1/crypto_transactions`: the transaction as recorded (allocation follows). */
-export async function createCryptoTransaction(scope: Scope, input: CryptoTransactionInput) {
-  return presentCryptoTransaction(await recordCryptoTransaction(scope, input));
+export async function createCryptoTransaction(deps: Dependencies, scope: Scope, input: CryptoTransactionInput) {
+  return presentCryptoTransaction(await recordCryptoTransaction(deps, scope, input));
 }
 
 export async function getCryptoTransaction(scope: Scope, id: string) {
@@ -164,9 +166,9 @@ export async function listCryptoTransactions(scope: Scope, page: number) {
   return { crypto_transactions: items.map(presentCryptoTransaction), pagination };
 }
 
-export async function createManualAllocation(scope: Scope, id: string, input: { invoice_id: string; amount_applied?: string }) {
+export async function createManualAllocation(deps: Dependencies, scope: Scope, id: string, input: { invoice_id: string; amount_applied?: string }) {
   const tx = await findCryptoTransaction(scope, id);
   const loadInvoice = () => findInvoice(scope, input.invoice_id, 'invoice_id');
   await loadInvoice();
-  return presentCryptoTransaction(await allocateManually(tx, loadInvoice, input.amount_applied));
+  return presentCryptoTransaction(await allocateManually(deps, tx, loadInvoice, input.amount_applied));
 }

@@ -5,8 +5,7 @@ import { newId, ID_PREFIX } from '../lib/ids';
 import { ApiError } from '../lib/errors';
 import { presentCustomer } from '../presenters/customer';
 import { recordEvent } from './events';
-import { createWallet, deleteCustomerWallet } from './wallets';
-import { deleteCustomerPaymentClaimLinks } from './paymentClaimLinks';
+import { createWallet } from './wallets';
 import { normalizeEmail, optionalText } from './validate';
 import { createListed, listScopePage, recountListSlots } from './listing';
 
@@ -18,7 +17,7 @@ export interface CustomerInput {
 
 const emailTaken = () => ApiError.validation('email', 'has already been taken');
 
-function eventPayload(c: CustomerDoc) {
+export function customerEventPayload(c: CustomerDoc) {
   return { ...presentCustomer(c), object: 'customer' };
 }
 
@@ -51,7 +50,7 @@ export async function createCustomer(scope: Scope, input: Required<Pick<Customer
     await recountListSlots(Customer, [customer]);
     throw err;
   }
-  await recordEvent(scope, 'customer.created', eventPayload(customer));
+  await recordEvent(scope, 'customer.created', customerEventPayload(customer));
   return presentCustomer(customer);
 }
 
@@ -78,17 +77,6 @@ export async function updateCustomer(scope: Scope, id: string, input: CustomerIn
     throw err;
   }
   if (!customer) throw ApiError.notFound('Customer not found', 'id');
-  await recordEvent(scope, 'customer.updated', eventPayload(customer));
+  await recordEvent(scope, 'customer.updated', customerEventPayload(customer));
   return presentCustomer(customer);
-}
-
-export async function deleteCustomer(scope: Scope, id: string): Promise<void> {
-  await findCustomer(scope, id);
-  const customer = await Customer.findByIdAndDelete(id).lean<CustomerDoc>();
-  if (!customer) throw ApiError.notFound('Customer not found', 'id');
-  await recountListSlots(Customer, [customer]);
-  await deleteCustomerWallet(scope, id);
-  // Its payment claim links too: none stays usable at /pay/<secret> for a deleted customer.
-  await deleteCustomerPaymentClaimLinks(scope, id);
-  await recordEvent(scope, 'customer.deleted', eventPayload(customer));
 }

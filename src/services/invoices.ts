@@ -8,15 +8,18 @@ import { isDuplicateKey } from '../models/errors';
 import { Price, PriceDoc } from '../models/price';
 import { Product, ProductDoc } from '../models/product';
 import { Scope, scopeFilter, scopeOfDoc, findInScope } from '../models/scope';
-import { newId, ID_PREFIX } from '../lib/ids';
+import { newId, derivedId, ID_PREFIX } from '../lib/ids';
 import { ApiError } from '../lib/errors';
 import { centsToAmount, multiplyAmount, parseAmount, sumAmounts, toAmount } from '../billing/money';
-import { isCalendarDate } from '../billing/dueDate';
+import { dayAfter, isCalendarDate } from '../billing/dueDate';
+import type { ChargeLine } from '../billing/schedule';
 import { invoiceEventPayload, presentInvoice } from '../presenters/invoice';
+import { subscriptionEventPayload } from '../presenters/subscription';
 import { recordEvent } from './events';
 import { findCustomer } from './customers';
 import { createListed, listPage, listScopePage, recountListSlots } from './listing';
-import { closeDueWatch, planDueWatch, watchDueDate } from './invoiceDueWatch';
+import { Subscription, SubscriptionDoc } from '../models/subscription';
+import type { Dependencies } from '../dependencies';
 
 export interface LineItemInput {
   price_id: string;
@@ -31,13 +34,6 @@ export interface InvoiceInput {
   status?: InvoiceStatus;
   subscription_id?: string | null;
   line_items?: LineItemInput[];
-}
-
-type SubscriptionCheck = (scope: Scope, id: string) => Promise<boolean>;
-let subscriptionExists: SubscriptionCheck = async () => true;
-/** Billing registers how to check an invoice's `subscription_id` (kept here to avoid an import cycle). */
-export function setSubscriptionCheck(check: SubscriptionCheck): void {
-  subscriptionExists = check;
 }
 
 
@@ -80,16 +76,16 @@ export async function buildLineItems(scope: Scope, items: LineItemInput[]) {
   return lines;
 }
 
-export async function createInvoice(scope: Scope, input: InvoiceInput) {
+export async function createInvoice(deps: Dependencies, scope: Scope, input: InvoiceInput) {
   await findCustomer(scope, input.customer_id, 'customer_id');
   const dueDate = checkDueDate(input.due_date);
-  if (input.subscription_id && !(await subscriptionExists(scope, input.subscription_id))) {
+  if (input.subscription_id && !(await findInScope(Subscription, scope, input.subscription_id))) {
     throw ApiError.notFound('Subscription not found', 'subscription_id');
   }
   const lines = await buildLineItems(scope, input.line_items ?? []);
   const id = newId(ID_PREFIX.invoice);
   // Recorded before the invoice, so a crash between the two cannot lose its due-date workflow.
-  const dueWatch = (input.status ?? 'pending') === 'pending' ? await planDueWatch({ _id: id, due_date: dueDate }) : null;
+  const dueWatch = (input.status ?? 'pending') === 'pending' ? await deps.workflows.invoiceDue.plan({ _id: id, due_date: dueDate }) : null;
   const invoice = (
     await createListed(Invoice, scope, {
       _id: id,
@@ -119,7 +115,7 @@ export async function listInvoices(scope: Scope, page: number, filter: { custome
   return { invoices: items.map(presentInvoice), pagination };
 }
 
-export async function updateInvoice(scope: Scope, id: string, input: { status?: InvoiceStatus; due_date?: string }) {
+export async function updateInvoice(deps: Dependencies, scope: Scope, id: string, input: { status?: InvoiceStatus; due_date?: string }) {
   const before = await findInvoice(scope, id);
   if (input.status !== undefined && before.status === 'canceled' && input.status !== 'canceled') {
     throw ApiError.invalid('A canceled invoice cannot change status', 'status');
@@ -132,16 +128,16 @@ export async function updateInvoice(scope: Scope, id: string, input: { status?: 
   if (!invoice) throw ApiError.conflict('invoice_changed', 'The invoice changed while updating; retry', 'status');
   await recordEvent(scope, 'invoice.updated', invoiceEventPayload(invoice));
   if (input.status === 'paid' && before.status !== 'paid') await recordEvent(scope, 'invoice.paid', invoiceEventPayload(invoice));
-  if (invoice.status === 'pending') await watchDueDate(invoice, changes.due_date !== undefined && changes.due_date !== before.due_date);
-  else if (!OPEN_INVOICE_STATUSES.includes(invoice.status)) await closeDueWatch(invoice._id);
+  if (invoice.status === 'pending') await deps.workflows.invoiceDue.watch(invoice, changes.due_date !== undefined && changes.due_date !== before.due_date);
+  else if (!OPEN_INVOICE_STATUSES.includes(invoice.status)) await deps.workflows.invoiceDue.close(invoice._id);
   return presentInvoice(invoice);
 }
 
-export async function deleteInvoice(scope: Scope, id: string): Promise<void> {
+export async function deleteInvoice(deps: Dependencies, scope: Scope, id: string): Promise<void> {
   const invoice = await findInvoice(scope, id);
   await Invoice.deleteOne({ _id: id });
   await recountListSlots(Invoice, [invoice]);
-  await closeDueWatch(id);
+  await deps.workflows.invoiceDue.close(id);
 }
 
 /** `marked`: this call moved the invoice to overdue; `was_overdue`: an earlier call did (a retry). */
@@ -163,6 +159,74 @@ export async function markInvoiceOverdue(invoiceId: string, dueDate: string): Pr
     idempotencyKey: `invoice.overdue:${invoiceId}:${dueDate}`,
   });
   return updated ? 'marked' : 'was_overdue';
+}
+
+// ---- invoices of the subscription workflow (its activity's use case) ----
+
+/** One charge of a subscription's plan, as the workflow computed it. */
+export interface ChargeInput {
+  key: string;
+  at: string;
+  kind: 'start' | 'phase_change' | 'renewal';
+  periodStart: string;
+  periodEnd: string | null;
+  lines: ChargeLine[];
+  total: string;
+}
+
+/**
+ * Idempotent: the invoice is keyed by (subscription, charge); a retry finds it and re-records
+ * nothing. `created` is false when it found the invoice (so a retry is not counted twice).
+ */
+export async function generateSubscriptionInvoice(
+  deps: Dependencies,
+  subscriptionId: string,
+  charge: ChargeInput,
+  invoiceDueDays: number,
+): Promise<{ invoiceId: string; created: boolean } | null> {
+  const sub = await Subscription.findById(subscriptionId).lean<SubscriptionDoc>();
+  if (!sub || sub.status === 'canceled') return null;
+  const scope = scopeOfDoc(sub);
+  const billingKey = `${subscriptionId}:${charge.key}`;
+  // The invoice id derives from the billing key: lookups stay on `_id` (FerretDB's fast path)
+  // and a second insert of the same charge is a duplicate key, not a second invoice.
+  const invoiceId = derivedId(ID_PREFIX.invoice, billingKey);
+  // Insert first: on Temporal's first try nothing exists yet, so a read would be wasted.
+  let invoice: InvoiceDoc | null = null;
+  let created = true;
+  try {
+    invoice = (
+      await createListed(Invoice, scope, {
+        _id: invoiceId,
+        ...scopeFilter(scope),
+        customer_id: sub.customer_id,
+        subscription_id: subscriptionId,
+        status: 'pending',
+        due_date: dayAfter(new Date(charge.at), invoiceDueDays),
+        total_amount: charge.total,
+        line_items: charge.lines.map((l) => ({ _id: newId(ID_PREFIX.lineItem), ...l })),
+        billing_key: billingKey,
+        period_start: new Date(charge.periodStart),
+        period_end: charge.periodEnd ? new Date(charge.periodEnd) : null,
+      })
+    ).toObject() as InvoiceDoc;
+  } catch (err) {
+    if (!isDuplicateKey(err)) throw err;
+    created = false;
+    invoice = await Invoice.findById(invoiceId).lean<InvoiceDoc>();
+  }
+  if (!invoice) return null;
+  await recordEvent(scope, 'invoice.created', invoiceEventPayload(invoice), { idempotencyKey: `invoice.created:${billingKey}` });
+  if (charge.kind === 'renewal') {
+    await recordEvent(
+      scope,
+      'subscription.renewed',
+      { ...subscriptionEventPayload(sub), invoice_id: invoice._id, amount: invoice.total_amount, period_start: charge.periodStart },
+      { idempotencyKey: `subscription.renewed:${billingKey}` },
+    );
+  }
+  if (invoice.status === 'pending') await deps.workflows.invoiceDue.watch(invoice);
+  return { invoiceId: invoice._id, created };
 }
 
 /** Price deletes take their line items with them (spec cascade table). */
@@ -188,12 +252,12 @@ export function cryptoAllocationsOf(invoice: InvoiceDoc): InvoiceCryptoAllocatio
   return ((invoice as unknown as { crypto_allocations?: InvoiceCryptoAllocation[] }).crypto_allocations ?? []).slice();
 }
 
-async function recordInvoicePaidFor(invoice: InvoiceDoc, allocationId: string): Promise<void> {
+async function recordInvoicePaidFor(deps: Dependencies, invoice: InvoiceDoc, allocationId: string): Promise<void> {
   if (invoice.status !== 'paid') return;
   await recordEvent(scopeOfDoc(invoice), 'invoice.paid', invoiceEventPayload(invoice), {
     idempotencyKey: `invoice.paid:${invoice._id}:${allocationId}`,
   });
-  await closeDueWatch(invoice._id);
+  await deps.workflows.invoiceDue.close(invoice._id);
 }
 
 /**
@@ -209,6 +273,7 @@ async function recordInvoicePaidFor(invoice: InvoiceDoc, allocationId: string): 
  * Returns the entry as applied (the slot's, on a completed retry).
  */
 export async function applyCryptoAllocation(
+  deps: Dependencies,
   invoiceId: string,
   entry: InvoiceCryptoAllocation,
   expected: { amount_paid: string; status: InvoiceStatus },
@@ -218,7 +283,7 @@ export async function applyCryptoAllocation(
   const entries = cryptoAllocationsOf(current);
   const existing = entries.find((e) => e.id === entry.id);
   if (existing) {
-    if (existing.pays_in_full) await recordInvoicePaidFor(current, entry.id);
+    if (existing.pays_in_full) await recordInvoicePaidFor(deps, current, entry.id);
     return { result: 'already_applied', entry: existing };
   }
   if ((current.amount_paid ?? '0.00') !== expected.amount_paid || current.status !== expected.status) return { result: 'conflict', entry };
@@ -235,12 +300,12 @@ export async function applyCryptoAllocation(
   const set: Record<string, unknown> = { amount_paid: sumAmounts([current.amount_paid ?? '0.00', applied.amount_applied]) };
   if (applied.pays_in_full) set.status = 'paid';
   const updated = await Invoice.findOneAndUpdate({ _id: invoiceId }, { $set: set, $push: { crypto_allocations: applied } }, { returnDocument: 'after', strict: false }).lean<InvoiceDoc>();
-  if (updated && applied.pays_in_full) await recordInvoicePaidFor(updated, applied.id);
+  if (updated && applied.pays_in_full) await recordInvoicePaidFor(deps, updated, applied.id);
   return { result: 'applied', entry: applied };
 }
 
 /** Re-records (keyed, so at most once) the `invoice.paid` of an allocation that paid the invoice. */
-export async function ensureInvoicePaidEvent(invoiceId: string, allocationId: string): Promise<void> {
+export async function ensureInvoicePaidEvent(deps: Dependencies, invoiceId: string, allocationId: string): Promise<void> {
   const invoice = await Invoice.findById(invoiceId).lean<InvoiceDoc>();
-  if (invoice) await recordInvoicePaidFor(invoice, allocationId);
+  if (invoice) await recordInvoicePaidFor(deps, invoice, allocationId);
 }

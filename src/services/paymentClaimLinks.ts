@@ -19,22 +19,17 @@ import { Scope, scopeFilter, scopeOfDoc, findInScope, inScope } from '../models/
 import { newId, ID_PREFIX } from '../lib/ids';
 import { ApiError } from '../lib/errors';
 import { parseDateTime } from '../lib/dates';
-import { cryptoAmountError, formatCryptoAmount, Dec } from '../crypto/amounts';
-import { explorerFor, isSupportedCurrency, validateAddress, CryptoCurrency } from '../crypto/addresses';
-import { paymentUri } from '../crypto/paymentUri';
-import { derivePaymentStatus, PendingChainPayment } from '../crypto/paymentStatus';
+import { cryptoAmountError, formatCryptoAmount, Dec } from '../cryptocurrency/amounts';
+import { explorerFor, isSupportedCurrency, validateAddress, CryptoCurrency } from '../cryptocurrency/addresses';
+import { paymentUri } from '../cryptocurrency/paymentUri';
+import { derivePaymentStatus, PendingChainPayment } from '../cryptocurrency/paymentStatus';
 import { centsToAmount, sumAmounts, subtractAmounts } from '../billing/money';
 import { presentPaymentClaimLink, linkUsable, effectiveLinkStatus } from '../presenters/paymentClaimLink';
 import { presentPaymentClaim } from '../presenters/paymentClaim';
 import { recordEvent } from './events';
 import { createListed, listScopePage, recountListSlots } from './listing';
 import { findCustomer } from './customers';
-import { getPriceOracle } from './priceOracle';
-import { PendingStart, recordWorkflowStart } from './workflowStarts';
-import { getTemporal, hasTemporal } from '../temporal/context';
-import { workflowIds } from '../temporal/workflowIds';
-import { claimLinkClosedSignal } from '../temporal/cryptoDefinitions';
-import type { claimLinkWorkflow } from '../workflows/claimLink';
+import type { Dependencies } from '../dependencies';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -115,20 +110,6 @@ export async function verifyClaimSolution(payload: unknown, linkId: string, hmac
   return true;
 }
 
-const settings = {
-  publicUrl: 'http://localhost:3000',
-  verification: true,
-  hmacKey: null as string | null,
-  confirmations: { BTC: 2, ETH: 12 } as Record<CryptoCurrency, number>,
-};
-/** PUBLIC_URL, CLAIM_VERIFICATION, CLAIM_CHALLENGE_HMAC_KEY and the confirmation thresholds from config (crypto domain start-up). */
-export function configurePaymentClaims(opts: { publicUrl: string; verification: boolean; hmacKey?: string | null; confirmations?: Record<CryptoCurrency, number> }): void {
-  settings.publicUrl = opts.publicUrl;
-  settings.verification = opts.verification;
-  settings.hmacKey = opts.hmacKey ?? null;
-  if (opts.confirmations) settings.confirmations = { ...opts.confirmations };
-}
-
 export interface PaymentClaimLinkInput {
   customer_id: string;
   expires_at?: string;
@@ -150,29 +131,10 @@ async function findLink(scope: Scope, id: string): Promise<PaymentClaimLinkDoc> 
   return link;
 }
 
-const present = (l: PaymentClaimLinkDoc) => presentPaymentClaimLink(l, settings.publicUrl);
+/** PUBLIC_URL from config: the base of the link's `url`. */
+const present = (deps: Dependencies, l: PaymentClaimLinkDoc) => presentPaymentClaimLink(l, deps.config.publicUrl);
 
-/** The link's expiry workflow start, recorded before the link is written (see workflowStarts). */
-async function planLinkWorkflow(link: Pick<PaymentClaimLinkDoc, '_id' | 'expires_at'>): Promise<PendingStart> {
-  const args: Parameters<typeof claimLinkWorkflow> = [{ linkId: link._id, expiresAt: new Date(link.expires_at).toISOString() }];
-  return recordWorkflowStart({
-    workflowId: workflowIds.claimLink(link._id),
-    workflowType: 'claimLinkWorkflow',
-    args,
-    resource: { collection: PaymentClaimLink.collection.collectionName, id: link._id },
-  });
-}
-
-async function closeLinkWorkflow(linkId: string): Promise<void> {
-  if (!hasTemporal()) return;
-  try {
-    await getTemporal().client.workflow.getHandle(workflowIds.claimLink(linkId)).signal(claimLinkClosedSignal);
-  } catch {
-    // Not running: nothing to close.
-  }
-}
-
-export async function createPaymentClaimLink(scope: Scope, input: PaymentClaimLinkInput) {
+export async function createPaymentClaimLink(deps: Dependencies, scope: Scope, input: PaymentClaimLinkInput) {
   await findCustomer(scope, input.customer_id, 'customer_id');
   const maxUses = input.max_uses ?? 1;
   if (!Number.isInteger(maxUses) || maxUses <= 0) throw ApiError.invalid('Max uses must be greater than 0', 'max_uses', { max_uses: ['must be greater than 0'] });
@@ -188,7 +150,7 @@ export async function createPaymentClaimLink(scope: Scope, input: PaymentClaimLi
   const secret = newSecret();
   const id = newId(ID_PREFIX.paymentClaimLink);
   // Recorded before the link, so a crash between the two cannot lose its expiry workflow.
-  const workflow = await planLinkWorkflow({ _id: id, expires_at: expiresAt });
+  const workflow = await deps.workflows.claimLink.plan({ _id: id, expires_at: expiresAt });
   await PaymentClaimLinkSecret.create({ _id: secretKey(secret), link_id: id });
   const link = (
     await createListed(PaymentClaimLink, scope, {
@@ -205,34 +167,34 @@ export async function createPaymentClaimLink(scope: Scope, input: PaymentClaimLi
     })
   ).toObject() as PaymentClaimLinkDoc;
   await workflow.start();
-  return present(link);
+  return present(deps, link);
 }
 
-export async function getPaymentClaimLink(scope: Scope, id: string) {
-  return present(await findLink(scope, id));
+export async function getPaymentClaimLink(deps: Dependencies, scope: Scope, id: string) {
+  return present(deps, await findLink(scope, id));
 }
 
-export async function listPaymentClaimLinks(scope: Scope, page: number) {
+export async function listPaymentClaimLinks(deps: Dependencies, scope: Scope, page: number) {
   const { items, pagination } = await listScopePage<PaymentClaimLinkDoc>(PaymentClaimLink, scope, page);
-  return { payment_claim_links: items.map(present), pagination };
+  return { payment_claim_links: items.map((l) => present(deps, l)), pagination };
 }
 
 /** Removes a link (its secret first, so `/pay/<secret>` answers 404 at once) and ends its workflow. */
-async function removeLink(link: PaymentClaimLinkDoc): Promise<void> {
+async function removeLink(deps: Dependencies, link: PaymentClaimLinkDoc): Promise<void> {
   await PaymentClaimLinkSecret.deleteOne({ _id: secretKey(link.secret) });
   await PaymentClaimLink.deleteOne({ _id: link._id });
   await recountListSlots(PaymentClaimLink, [link]);
-  await closeLinkWorkflow(link._id);
+  await deps.workflows.claimLink.close(link._id);
 }
 
-export async function deletePaymentClaimLink(scope: Scope, id: string): Promise<void> {
-  await removeLink(await findLink(scope, id));
+export async function deletePaymentClaimLink(deps: Dependencies, scope: Scope, id: string): Promise<void> {
+  await removeLink(deps, await findLink(scope, id));
 }
 
 /** Customer deletion: every link of the customer goes, the same way as deleting each one. */
-export async function deleteCustomerPaymentClaimLinks(scope: Scope, customerId: string): Promise<void> {
+export async function deleteCustomerPaymentClaimLinks(deps: Dependencies, scope: Scope, customerId: string): Promise<void> {
   const links = await PaymentClaimLink.find({ ...scopeFilter(scope), customer_id: customerId }).lean<PaymentClaimLinkDoc[]>();
-  for (const link of links) await removeLink(link);
+  for (const link of links) await removeLink(deps, link);
 }
 
 /** The workflow's activity at `expires_at`: active -> expired. True when the link is expired. */
@@ -310,7 +272,7 @@ async function coveredInvoices(link: PaymentClaimLinkDoc): Promise<InvoiceDoc[]>
  * watcher's last scanned height. An account-wallet address is shared by every customer, so
  * what arrives there is not shown (it may be someone else's payment).
  */
-async function pendingChainPayments(wallet: PayToWallet): Promise<PendingChainPayment[]> {
+async function pendingChainPayments(deps: Dependencies, wallet: PayToWallet): Promise<PendingChainPayment[]> {
   if (wallet.owner !== 'customer') return [];
   const out: PendingChainPayment[] = [];
   for (const currency of new Set(wallet.addresses.map((a) => a.currency as CryptoCurrency))) {
@@ -319,7 +281,7 @@ async function pendingChainPayments(wallet: PayToWallet): Promise<PendingChainPa
     const pending = (await ChainPaymentRecord.find({ currency, status: 'pending' }).lean<ChainPaymentDoc[]>()).filter((p) => keys.has(p.address_key));
     if (pending.length === 0) continue;
     const cursor = await ChainCursor.findById(currency).lean<ChainCursorDoc>();
-    for (const p of pending) out.push({ block_height: p.block_height, scanned_height: cursor?.height ?? null, required: settings.confirmations[currency] });
+    for (const p of pending) out.push({ block_height: p.block_height, scanned_height: cursor?.height ?? null, required: deps.config.chains[currency].confirmations });
   }
   return out;
 }
@@ -333,7 +295,7 @@ export interface ClosedPublicLink {
 }
 
 /** `GET /v1/public/payment_claim_links/:secret`: what to pay, where, and the challenge (an unusable link: only its status). */
-export async function getPublicPaymentClaimLink(secret: string) {
+export async function getPublicPaymentClaimLink(deps: Dependencies, secret: string) {
   const link = await linkBySecret(secret);
   if (!linkUsable(link)) {
     const status = effectiveLinkStatus(link);
@@ -353,11 +315,11 @@ export async function getPublicPaymentClaimLink(secret: string) {
   }));
   const price = link.price_id ? await findInScope<PriceDoc>(Price, scope, link.price_id) : null;
   const amountDue = price ? centsToAmount(price.amount) : sumAmounts(invoices.map((i) => i.amount_due));
-  const paymentStatus = derivePaymentStatus({ invoiceStatuses: covered.map((i) => i.status), pending: await pendingChainPayments(wallet) });
+  const paymentStatus = derivePaymentStatus({ invoiceStatuses: covered.map((i) => i.status), pending: await pendingChainPayments(deps, wallet) });
   const quotes: { currency: CryptoCurrency; usd_price: string; amount: string }[] = [];
   for (const currency of new Set(wallet.addresses.map((a) => a.currency))) {
     try {
-      const usd = await getPriceOracle().usdPrice(currency, new Date());
+      const usd = await deps.priceOracle.usdPrice(currency, new Date());
       const amount = new Dec(amountDue).div(usd).toDecimalPlaces(currency === 'BTC' ? 8 : 18, Dec.ROUND_UP);
       quotes.push({ currency, usd_price: usd, amount: formatCryptoAmount(currency, amount) });
     } catch {
@@ -390,17 +352,17 @@ export async function getPublicPaymentClaimLink(secret: string) {
       };
     }),
     quotes,
-    verification_required: settings.verification,
-    challenge: settings.verification ? await createClaimChallenge(link._id, await claimChallengeHmacKey(settings.hmacKey)) : (null as ClaimChallenge | null),
+    verification_required: deps.config.claimVerification,
+    challenge: deps.config.claimVerification ? await createClaimChallenge(link._id, await claimChallengeHmacKey(deps.config.claimChallengeHmacKey)) : (null as ClaimChallenge | null),
   };
 }
 
 export type PublicPaymentClaimLink = Awaited<ReturnType<typeof getPublicPaymentClaimLink>>;
 
 /** The pay page's view of `secret`: what the public endpoint answers, or null for an unknown secret. */
-export async function findPublicPaymentClaimLink(secret: string): Promise<PublicPaymentClaimLink | null> {
+export async function findPublicPaymentClaimLink(deps: Dependencies, secret: string): Promise<PublicPaymentClaimLink | null> {
   if (!(await paymentClaimLinkExists(secret))) return null;
-  return getPublicPaymentClaimLink(secret);
+  return getPublicPaymentClaimLink(deps, secret);
 }
 
 /** Where the page finds the QR code of an address (relative: the page is served by this API). */
@@ -434,7 +396,7 @@ export interface PublicClaimInput {
 }
 
 /** `POST /v1/public/payment_claim_links/:secret/claims`: one use of the link, a pending claim. */
-export async function submitPaymentClaim(secret: string, input: PublicClaimInput) {
+export async function submitPaymentClaim(deps: Dependencies, secret: string, input: PublicClaimInput) {
   let link = await linkBySecret(secret);
   const unusable = () => ApiError.invalid(`This payment link can no longer be used (${effectiveLinkStatus(link)})`, 'secret');
   if (!linkUsable(link)) throw unusable();
@@ -448,7 +410,7 @@ export async function submitPaymentClaim(secret: string, input: PublicClaimInput
   const target = checked.ok ? (await payToAddresses(link)).find((a) => a.currency === currency && a.address_key === checked.canonical) : undefined;
   if (!target) throw ApiError.invalid('The receiving address is not one of the addresses of this payment link', 'to_address');
   // Last, so a form error does not spend the solved challenge.
-  if (settings.verification && !(await verifyClaimSolution(input.verification, link._id, await claimChallengeHmacKey(settings.hmacKey)))) {
+  if (deps.config.claimVerification && !(await verifyClaimSolution(input.verification, link._id, await claimChallengeHmacKey(deps.config.claimChallengeHmacKey)))) {
     throw new ApiError(422, 'invalid_request_error', 'verification_failed', 'Human verification failed; solve a new challenge and retry', 'verification');
   }
 
@@ -501,6 +463,6 @@ export async function submitPaymentClaim(secret: string, input: PublicClaimInput
   await PaymentClaimLink.updateOne({ _id: link._id }, { $set: { crypto_payment_claim_id: claim._id } });
   const out = presentPaymentClaim(claim);
   await recordEvent(scope, 'payment_claim.submitted', out);
-  if (link.status === 'used') await closeLinkWorkflow(link._id);
+  if (link.status === 'used') await deps.workflows.claimLink.close(link._id);
   return out;
 }

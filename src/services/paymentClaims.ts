@@ -10,6 +10,7 @@ import { presentPaymentClaim } from '../presenters/paymentClaim';
 import { recordEvent } from './events';
 import { listPage } from './listing';
 import { recordCryptoTransaction } from './cryptoTransactions';
+import type { Dependencies } from '../dependencies';
 import { CryptoTransaction } from '../models/cryptoTransaction';
 import { derivedId, ID_PREFIX } from '../lib/ids';
 
@@ -54,7 +55,7 @@ export async function listPaymentClaims(scope: Scope, page: number, filter: { st
  * for that address) the claim goes back to pending. An approval that stopped after its
  * decision (approved, no transaction) is finished by the next approval.
  */
-export async function approvePaymentClaim(scope: Scope, userId: number, id: string) {
+export async function approvePaymentClaim(deps: Dependencies, scope: Scope, userId: number, id: string) {
   const claim = await findClaim(scope, id);
   if (claim.status === 'rejected' || claim.crypto_transaction_id) throw notPending();
   await takeDecision(claim._id, 'approved');
@@ -69,6 +70,7 @@ export async function approvePaymentClaim(scope: Scope, userId: number, id: stri
   const txId = claimTransactionId(claim._id);
   try {
     await recordCryptoTransaction(
+      deps,
       scope,
       { to_address_id: claim.to_address_id, amount: claim.amount, currency_code: claim.currency, transaction_id: claim.transaction_id, timestamp: new Date(claim.created_at).toISOString() },
       { source: 'manual_entry', paymentClaimId: claim._id, id: txId },

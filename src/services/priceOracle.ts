@@ -1,10 +1,10 @@
 /**
  * USD prices of BTC and ETH at a moment, behind one interface. The fixed-rate table is the
- * embedded default (and what tests use); `PRICE_ORACLE=coingecko` selects the HTTP provider
- * (`priceOracleFromConfig`), and tests can plug their own with `setPriceOracle`. Results are
- * cached per (currency, minute).
+ * embedded default; `PRICE_ORACLE=coingecko` selects the HTTP provider (`priceOracleFromConfig`).
+ * Start-up puts the configured one, cached per (currency, minute), in the process's
+ * dependencies (src/dependencies.ts); tests pass their own.
  */
-import type { CryptoCurrency } from '../crypto/addresses';
+import type { CryptoCurrency } from '../cryptocurrency/addresses';
 import type { Config } from '../config';
 
 export interface PriceOracle {
@@ -89,26 +89,4 @@ export function priceOracleFromConfig(cfg: Config['priceOracle']): PriceOracle {
     case 'coingecko':
       return new CoinGeckoOracle(cfg.coingeckoUrl, cfg.coingeckoApiKey ?? undefined);
   }
-}
-
-/**
- * Whether start-up should replace the process's oracle with the configured one. The process
- * starts with the fixed table, so `fixed` (the default) changes nothing and is left alone:
- * an oracle a test plugged in with `setPriceOracle` before building an app or a worker stays.
- */
-export function isDefaultPriceOracle(cfg: Config['priceOracle']): boolean {
-  return cfg.provider === 'fixed';
-}
-
-let current: PriceOracle = new CachedOracle(new FixedRateOracle());
-
-export function getPriceOracle(): PriceOracle {
-  return current;
-}
-
-/** Plugs in another oracle (wrapped in the per-minute cache); returns the previous one. */
-export function setPriceOracle(oracle: PriceOracle, cached = true): PriceOracle {
-  const prev = current;
-  current = cached ? new CachedOracle(oracle) : oracle;
-  return prev;
 }

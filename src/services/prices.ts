@@ -6,6 +6,9 @@ import { ApiError } from '../lib/errors';
 import { presentPrice } from '../presenters/price';
 import { recordEvent } from './events';
 import { createListed, listScopePage, recountListSlots } from './listing';
+import { removeSubscriptionsOfPrices } from './subscriptions';
+import { removeLineItemsOfPrices } from './invoices';
+import type { Dependencies } from '../dependencies';
 import { INTERVALS, MAX_INTERVAL_COUNT, Interval } from '../billing/calendar';
 
 
@@ -89,27 +92,21 @@ export async function updatePrice(scope: Scope, id: string, input: { active?: bo
   return presentPrice(price);
 }
 
-type PriceCascade = (scope: Scope, priceIds: string[]) => Promise<void>;
-const priceCascades: PriceCascade[] = [];
-
-/** Billing registers what a price delete takes with it (subscriptions and line items). */
-export function onPricesDeleted(cascade: PriceCascade): void {
-  priceCascades.push(cascade);
-}
-
-async function removePrices(scope: Scope, prices: PriceDoc[]): Promise<void> {
+/** A price delete takes the subscriptions and the invoice line items that use it (spec cascade table). */
+async function removePrices(deps: Dependencies, scope: Scope, prices: PriceDoc[]): Promise<void> {
   if (prices.length === 0) return;
   const ids = prices.map((p) => p._id);
-  for (const cascade of priceCascades) await cascade(scope, ids);
+  await removeSubscriptionsOfPrices(deps, scope, ids);
+  await removeLineItemsOfPrices(scope, ids);
   await Price.deleteMany({ _id: { $in: ids }, ...scopeFilter(scope) });
   await recountListSlots(Price, prices);
   for (const p of prices) await recordEvent(scope, 'price.deleted', eventPayload(p));
 }
 
-export async function deletePrice(scope: Scope, id: string): Promise<void> {
-  await removePrices(scope, [await findPrice(scope, id)]);
+export async function deletePrice(deps: Dependencies, scope: Scope, id: string): Promise<void> {
+  await removePrices(deps, scope, [await findPrice(scope, id)]);
 }
 
-export async function deletePricesOfProduct(scope: Scope, productId: string): Promise<void> {
-  await removePrices(scope, await Price.find({ product_id: productId, ...scopeFilter(scope) }).lean<PriceDoc[]>());
+export async function deletePricesOfProduct(deps: Dependencies, scope: Scope, productId: string): Promise<void> {
+  await removePrices(deps, scope, await Price.find({ product_id: productId, ...scopeFilter(scope) }).lean<PriceDoc[]>());
 }

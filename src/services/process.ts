@@ -1,12 +1,14 @@
 /**
  * Start-up shared by the API and worker processes: configuration (a bad value stops the
- * process with a message), logger, database, Temporal client, and the domains wired to it.
+ * process with a message), logger, database, Temporal client, the dependencies built from them,
+ * and the domains wired to it.
  */
 import { loadConfig, ConfigError, Config } from '../config';
 import type { Logger } from 'pino';
 import { createLogger } from '../lib/logger';
 import { connectDatabase } from '../db/connection';
 import { connectTemporal, TemporalHandle } from '../temporal/client';
+import { createDependencies } from '../dependencies';
 import { startDomains } from './runtime';
 import { backfillListedCollections } from './listedCollections';
 
@@ -36,6 +38,7 @@ export async function bootProcess(name: 'api' | 'worker', opts: { beforeTemporal
   await backfillListedCollections();
   const temporal: TemporalHandle = await connectTemporal(config.temporal);
   // Search attributes are registered by the scripts that start the server (npm start, compose).
-  const stopDomains = await startDomains({ config, logger, temporal: { client: temporal.client, taskQueue: temporal.taskQueue, searchAttributes: true } });
-  return { config, logger, temporal, stopDomains };
+  const deps = createDependencies({ config, logger, temporal: { client: temporal.client, taskQueue: temporal.taskQueue, searchAttributes: true } });
+  const stopDomains = await startDomains(deps);
+  return { deps, config, logger, temporal, stopDomains };
 }

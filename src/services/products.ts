@@ -7,6 +7,7 @@ import { recordEvent } from './events';
 import { requireNonBlank } from './validate';
 import { createListed, listScopePage, recountListSlots } from './listing';
 import { deletePricesOfProduct } from './prices';
+import type { Dependencies } from '../dependencies';
 
 function eventPayload(p: ProductDoc) {
   return { ...presentProduct(p), object: 'product' };
@@ -44,11 +45,11 @@ export async function updateProduct(scope: Scope, id: string, input: { name?: st
 }
 
 /** Deleting a product deletes its prices (each with its own price.deleted event). */
-export async function deleteProduct(scope: Scope, id: string): Promise<void> {
+export async function deleteProduct(deps: Dependencies, scope: Scope, id: string): Promise<void> {
   await findProduct(scope, id);
   const product = await Product.findByIdAndDelete(id).lean<ProductDoc>();
   if (!product) throw ApiError.notFound('Product not found', 'id');
   await recountListSlots(Product, [product]);
-  await deletePricesOfProduct(scope, id);
+  await deletePricesOfProduct(deps, scope, id);
   await recordEvent(scope, 'product.deleted', eventPayload(product));
 }

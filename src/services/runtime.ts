@@ -1,23 +1,12 @@
-/** Wires the domains into a running API process (and into test apps). */
-import type { Logger } from 'pino';
-import type { Config } from '../config';
-import { setTemporal, TemporalContext } from '../temporal/context';
-import { startBillingDomain } from './domains/billing';
-import { startCryptoDomain } from './domains/crypto';
+/** Wires the domains into a running API or worker process (and into test apps). */
+import type { Dependencies } from '../dependencies';
 import { startWebhooksDomain } from './domains/webhooks';
 import { startWorkflowStartsDomain } from './domains/workflowStarts';
 
-export interface DomainRuntime {
-  config: Config;
-  logger: Logger;
-  temporal: TemporalContext | null;
-}
-
-export async function startDomains(rt: DomainRuntime): Promise<() => Promise<void>> {
-  setTemporal(rt.temporal);
-  const stops = [await startBillingDomain(rt), await startCryptoDomain(rt), await startWebhooksDomain(rt), await startWorkflowStartsDomain(rt)];
+/** The loops and listeners of the domains (webhook dispatch, the sweepers); returns a stop function. */
+export async function startDomains(deps: Dependencies): Promise<() => Promise<void>> {
+  const stops = [await startWebhooksDomain(deps), await startWorkflowStartsDomain(deps)];
   return async () => {
     for (const stop of stops.reverse()) await stop();
-    setTemporal(null);
   };
 }

@@ -1,36 +1,28 @@
 /**
  * Subscriptions: validate and persist the phases, record the events, and start or signal
  * the subscription workflow, which owns billing from then on. The functions at the bottom
- * are the workflow's activities' use cases (load, generate an invoice, sync state).
+ * are the workflow's activities' use cases (load, sync state); its invoices are inserted by
+ * invoices.ts (generateSubscriptionInvoice).
  */
 import { Subscription, SubscriptionDoc, PRORATION_BEHAVIORS, CanceledSubscription } from '../models/subscription';
-import { Invoice, InvoiceDoc } from '../models/invoice';
 import { Price, PriceDoc } from '../models/price';
 import { Product, ProductDoc } from '../models/product';
-import { Event, EventDoc } from '../models/event';
 import { Scope, scopeFilter, scopeOfDoc, findInScope } from '../models/scope';
 import { isDuplicateKey } from '../models/errors';
-import { newId, derivedId, ID_PREFIX } from '../lib/ids';
+import { newId, ID_PREFIX } from '../lib/ids';
 import { ApiError } from '../lib/errors';
 import { parseInstant } from '../lib/dates';
 import { centsToAmount, parseAmount, toAmount } from '../billing/money';
 import { dateWindowViolation, validatePhases } from '../billing/phases';
 import { toBillingPlan, StoredSubscription } from '../billing/subscriptionPlan';
-import { activePhaseIndex, nextBillingAfter, statusAt, ChargeLine } from '../billing/schedule';
-import { dayAfter } from '../billing/dueDate';
+import { activePhaseIndex, nextBillingAfter, statusAt } from '../billing/schedule';
 import type { Interval } from '../billing/calendar';
 import { presentSubscription, subscriptionEventPayload, phaseEventPayload } from '../presenters/subscription';
-import { invoiceEventPayload } from '../presenters/invoice';
 import { iso } from '../presenters/common';
 import { recordEvent } from './events';
 import { findCustomer } from './customers';
 import { createListed, listScopePage, recountListSlots } from './listing';
-import { watchDueDate } from './invoiceDueWatch';
-import { PendingStart, recordWorkflowStart } from './workflowStarts';
-import { getTemporal, hasTemporal } from '../temporal/context';
-import { workflowIds } from '../temporal/workflowIds';
-import { cancelSubscriptionSignal, subscriptionChangedSignal } from '../temporal/subscriptionDefinitions';
-import type { subscriptionWorkflow } from '../workflows/subscription';
+import type { Dependencies } from '../dependencies';
 
 type ProrationBehavior = (typeof PRORATION_BEHAVIORS)[number];
 
@@ -107,28 +99,7 @@ export async function findSubscription(scope: Scope, id: string, param = 'id'): 
   return sub;
 }
 
-/** The subscription's workflow start, recorded before the subscription is written (see workflowStarts). */
-async function planWorkflow(sub: Pick<SubscriptionDoc, '_id' | 'account_id' | 'customer_id'>): Promise<PendingStart> {
-  const indexed = hasTemporal() && !!getTemporal().searchAttributes;
-  const args: Parameters<typeof subscriptionWorkflow> = [{ subscriptionId: sub._id, accountId: sub.account_id, customerId: sub.customer_id, indexed }];
-  return recordWorkflowStart({
-    workflowId: workflowIds.subscription(sub._id),
-    workflowType: 'subscriptionWorkflow',
-    args,
-    resource: { collection: Subscription.collection.collectionName, id: sub._id },
-  });
-}
-
-async function signal(subId: string, which: typeof cancelSubscriptionSignal | typeof subscriptionChangedSignal): Promise<void> {
-  if (!hasTemporal()) return;
-  try {
-    await getTemporal().client.workflow.getHandle(workflowIds.subscription(subId)).signal(which);
-  } catch {
-    // The workflow already ended (ended or canceled subscription): nothing to tell it.
-  }
-}
-
-export async function createSubscription(scope: Scope, input: SubscriptionInput) {
+export async function createSubscription(deps: Dependencies, scope: Scope, input: SubscriptionInput) {
   await findCustomer(scope, input.customer_id, 'customer_id');
   const anchor = input.billing_cycle_anchor ? parseInstant(input.billing_cycle_anchor, 'billing_cycle_anchor') : null;
   const phases = await buildPhases(scope, input.phases);
@@ -137,7 +108,7 @@ export async function createSubscription(scope: Scope, input: SubscriptionInput)
   const now = new Date();
   const id = newId(ID_PREFIX.subscription);
   // Recorded before the subscription, so a crash between the two cannot lose its workflow.
-  const workflow = await planWorkflow({ _id: id, account_id: scope.accountId, customer_id: input.customer_id });
+  const workflow = await deps.workflows.subscription.plan({ _id: id, account_id: scope.accountId, customer_id: input.customer_id });
   const sub = (
     await createListed(Subscription, scope, {
       _id: id,
@@ -167,7 +138,7 @@ export async function listSubscriptions(scope: Scope, page: number) {
   return { subscriptions: items.map((s) => presentSubscription(s)), pagination };
 }
 
-export async function updateSubscription(scope: Scope, id: string, input: { proration_behavior?: ProrationBehavior; billing_cycle_anchor?: string | null }) {
+export async function updateSubscription(deps: Dependencies, scope: Scope, id: string, input: { proration_behavior?: ProrationBehavior; billing_cycle_anchor?: string | null }) {
   const before = await findSubscription(scope, id);
   if (before.status === 'canceled' || before.status === 'ended') throw ApiError.invalid(`A ${before.status} subscription cannot change`, 'status');
   const changes: Record<string, unknown> = {};
@@ -177,15 +148,15 @@ export async function updateSubscription(scope: Scope, id: string, input: { pror
   const merged = { ...before, ...changes } as SubscriptionDoc;
   changes.next_billing_date = nextBillingAfter(toBillingPlan(merged), new Date());
   const sub = await Subscription.findByIdAndUpdate(id, { $set: changes }, { returnDocument: 'after' }).lean<SubscriptionDoc>();
-  await signal(id, subscriptionChangedSignal);
+  await deps.workflows.subscription.changed(id);
   return presentSubscription(sub!);
 }
 
 /** DELETE: cancel (no further billing, `subscription.canceled`), then delete with its phases. */
-export async function deleteSubscription(scope: Scope, id: string): Promise<void> {
+export async function deleteSubscription(deps: Dependencies, scope: Scope, id: string): Promise<void> {
   await findSubscription(scope, id);
   const canceled = await Subscription.findByIdAndUpdate(id, { $set: { status: 'canceled', canceled_at: new Date() } }, { returnDocument: 'after' }).lean<SubscriptionDoc>();
-  await signal(id, cancelSubscriptionSignal);
+  await deps.workflows.subscription.cancel(id);
   await recordEvent(scope, 'subscription.canceled', subscriptionEventPayload(canceled!), { idempotencyKey: `subscription.canceled:${id}` });
   // Revenue reports still need it (its MRR until canceled_at, and its churn).
   await CanceledSubscription.create({
@@ -205,55 +176,9 @@ export async function deleteSubscription(scope: Scope, id: string): Promise<void
 }
 
 /** Price deletes take the subscriptions that use them (spec cascade table). */
-export async function removeSubscriptionsOfPrices(scope: Scope, priceIds: string[]): Promise<void> {
+export async function removeSubscriptionsOfPrices(deps: Dependencies, scope: Scope, priceIds: string[]): Promise<void> {
   const subs = await Subscription.find({ ...scopeFilter(scope), 'phases.items.price_id': { $in: priceIds } }).lean<SubscriptionDoc[]>();
-  for (const s of subs) await deleteSubscription(scope, s._id);
-}
-
-export async function subscriptionExists(scope: Scope, id: string): Promise<boolean> {
-  return (await findInScope(Subscription, scope, id)) !== null;
-}
-
-const TIMELINE_STEPS: Record<string, string> = {
-  'subscription.created': 'created',
-  'subscription.activated': 'activated',
-  'subscription.renewed': 'renewed',
-  'subscription.canceled': 'canceled',
-  'invoice.created': 'invoice_generated',
-  'invoice.paid': 'invoice_paid',
-  'invoice.overdue': 'invoice_overdue',
-};
-
-/** The finance view: every lifecycle step, oldest first, from the stored events. */
-export async function subscriptionTimeline(scope: Scope, id: string) {
-  await findSubscription(scope, id);
-  return { subscription_id: id, timeline: await timelineSteps(scope, id) };
-}
-
-/** The steps alone, also for a subscription deleted since (the finance console shows those). */
-export async function timelineSteps(scope: Scope, id: string) {
-  const events = await Event.find({ ...scopeFilter(scope), $or: [{ 'payload.id': id }, { 'payload.subscription_id': id }] })
-    .sort({ timestamp: 1, _id: 1 })
-    .lean<EventDoc[]>();
-  const steps = [];
-  for (const e of events) {
-    const p = e.payload as Record<string, any>;
-    let step = TIMELINE_STEPS[e.event];
-    if (e.event === 'subscription_phase.updated') step = p.is_active ? 'phase_started' : 'phase_ended';
-    if (e.event === 'subscription_phase.created') step = 'phase_scheduled';
-    if (e.event === 'subscription_phase.deleted') step = 'phase_deleted';
-    if (!step) continue;
-    steps.push({
-      at: iso(e.timestamp),
-      step,
-      event: e.event,
-      event_id: e._id,
-      ...(e.event.startsWith('invoice.') ? { invoice_id: p.id, amount: p.total_amount, status: p.status, period_start: p.period_start ?? null } : {}),
-      ...(e.event.startsWith('subscription_phase.') ? { phase_id: p.id, start_date: p.start_date, end_date: p.end_date } : {}),
-      ...(e.event === 'subscription.renewed' ? { invoice_id: p.invoice_id ?? null, amount: p.amount ?? null } : {}),
-    });
-  }
-  return steps;
+  for (const s of subs) await deleteSubscription(deps, scope, s._id);
 }
 
 // ---- use cases of the subscription workflow's activities ----
@@ -267,70 +192,6 @@ export async function loadSubscriptionForBilling(id: string): Promise<StoredSubs
     canceled_at: iso(sub.canceled_at ?? null),
     phases: sub.phases.map((p) => ({ start_date: iso(p.start_date)!, end_date: iso(p.end_date ?? null), items: p.items.map((i) => ({ ...i })) })),
   };
-}
-
-export interface ChargeInput {
-  key: string;
-  at: string;
-  kind: 'start' | 'phase_change' | 'renewal';
-  periodStart: string;
-  periodEnd: string | null;
-  lines: ChargeLine[];
-  total: string;
-}
-
-/**
- * Idempotent: the invoice is keyed by (subscription, charge); a retry finds it and re-records
- * nothing. `created` is false when it found the invoice (so a retry is not counted twice).
- */
-export async function generateSubscriptionInvoice(
-  subscriptionId: string,
-  charge: ChargeInput,
-  invoiceDueDays: number,
-): Promise<{ invoiceId: string; created: boolean } | null> {
-  const sub = await Subscription.findById(subscriptionId).lean<SubscriptionDoc>();
-  if (!sub || sub.status === 'canceled') return null;
-  const scope = scopeOfDoc(sub);
-  const billingKey = `${subscriptionId}:${charge.key}`;
-  // The invoice id derives from the billing key: lookups stay on `_id` (FerretDB's fast path)
-  // and a second insert of the same charge is a duplicate key, not a second invoice.
-  const invoiceId = derivedId(ID_PREFIX.invoice, billingKey);
-  // Insert first: on Temporal's first try nothing exists yet, so a read would be wasted.
-  let invoice: InvoiceDoc | null = null;
-  let created = true;
-  try {
-    invoice = (
-      await createListed(Invoice, scope, {
-        _id: invoiceId,
-        ...scopeFilter(scope),
-        customer_id: sub.customer_id,
-        subscription_id: subscriptionId,
-        status: 'pending',
-        due_date: dayAfter(new Date(charge.at), invoiceDueDays),
-        total_amount: charge.total,
-        line_items: charge.lines.map((l) => ({ _id: newId(ID_PREFIX.lineItem), ...l })),
-        billing_key: billingKey,
-        period_start: new Date(charge.periodStart),
-        period_end: charge.periodEnd ? new Date(charge.periodEnd) : null,
-      })
-    ).toObject() as InvoiceDoc;
-  } catch (err) {
-    if (!isDuplicateKey(err)) throw err;
-    created = false;
-    invoice = await Invoice.findById(invoiceId).lean<InvoiceDoc>();
-  }
-  if (!invoice) return null;
-  await recordEvent(scope, 'invoice.created', invoiceEventPayload(invoice), { idempotencyKey: `invoice.created:${billingKey}` });
-  if (charge.kind === 'renewal') {
-    await recordEvent(
-      scope,
-      'subscription.renewed',
-      { ...subscriptionEventPayload(sub), invoice_id: invoice._id, amount: invoice.total_amount, period_start: charge.periodStart },
-      { idempotencyKey: `subscription.renewed:${billingKey}` },
-    );
-  }
-  if (invoice.status === 'pending') await watchDueDate(invoice);
-  return { invoiceId: invoice._id, created };
 }
 
 /** Moves status and the active phase to what the plan says at `now`, with keyed events. */

@@ -1,23 +1,20 @@
 /**
  * From "event written" to "delivery workflow started". Two paths start the same workflows:
- * the in-process listener right after recordEvent, and a sweeper that picks up events still
- * not `dispatched` (Temporal was down, the process died, the listener failed).
+ * the in-process listener right after recordEvent, and a sweeper (webhookSweeper.ts) that picks
+ * up events still not `dispatched` (Temporal was down, the process died, the listener failed).
  * The workflow id is derived from (event, endpoint) and REJECT_DUPLICATE refuses a second
  * run even after the first closed, so both paths together start each delivery exactly once.
  */
-import { runPeriodically } from '../lib/periodic';
-import type { Logger } from 'pino';
-import { Client, ScheduleAlreadyRunning, ScheduleOverlapPolicy } from '@temporalio/client';
-import { startOnce } from '../temporal/startOnce';
-import { WorkflowIdReusePolicy } from '@temporalio/common';
-import { Event, EventDoc } from '../models/event';
+import { Event } from '../models/event';
 import { WebhookEndpoint, WebhookEndpointDoc } from '../models/webhookEndpoint';
 import { WebhookDelivery, WebhookDeliveryDoc } from '../models/webhookDelivery';
 import { isDuplicateKey } from '../models/errors';
 import type { TemporalContext } from '../temporal/context';
 import { workflowIds } from '../temporal/workflowIds';
-import { endpointStoppedSignal, RETENTION_SCHEDULE_ID, WebhookDeliveryInput } from '../temporal/webhookDefinitions';
-import type { webhookDeliveryWorkflow, webhookRetentionWorkflow } from '../workflows/webhooks';
+import { startDeliveryWorkflow } from '../temporal/clients/webhookDelivery';
+
+// The delivery activities end an endpoint's deliveries through here (with their own client).
+export { stopDeliveriesOf } from '../temporal/clients/webhookDelivery';
 
 /** What dispatch needs of an event (a RecordedEvent or an events document). */
 export interface DispatchableEvent {
@@ -27,9 +24,6 @@ export interface DispatchableEvent {
   event: string;
   timestamp: Date;
 }
-
-/** A start against an unreachable server fails within this instead of hanging the caller. */
-const START_DEADLINE_MS = 5_000;
 
 export function subscribedTo(endpoint: Pick<WebhookEndpointDoc, 'subscriptions'>, event: string): boolean {
   return endpoint.subscriptions.includes('*') || endpoint.subscriptions.includes(event);
@@ -76,21 +70,7 @@ export async function insertDeliveryRecord(opts: DeliveryRecordInput): Promise<W
   return doc;
 }
 
-/** Starts one delivery workflow; false when it was already started (now or ever, within retention). */
-export async function startDeliveryWorkflow(temporal: TemporalContext, input: WebhookDeliveryInput): Promise<boolean> {
-  return startOnce(() =>
-    temporal.client.withDeadline(Date.now() + START_DEADLINE_MS, () =>
-      temporal.client.workflow.start<typeof webhookDeliveryWorkflow>('webhookDeliveryWorkflow', {
-        taskQueue: temporal.taskQueue,
-        workflowId: input.deliveryId,
-        args: [input],
-        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-      }),
-    ),
-  );
-}
-
-async function endpointsOf(scope: { accountId: string; sandbox: string | null }): Promise<WebhookEndpointDoc[]> {
+export async function endpointsOf(scope: { accountId: string; sandbox: string | null }): Promise<WebhookEndpointDoc[]> {
   return WebhookEndpoint.find({ account_id: scope.accountId, sandbox: scope.sandbox }).lean<WebhookEndpointDoc[]>();
 }
 
@@ -115,105 +95,4 @@ export async function dispatchEvent(
   );
   await Event.updateOne({ _id: event.id }, { $set: { dispatched: true, dispatched_at: new Date() } });
   return targets.length;
-}
-
-function fromDoc(e: EventDoc): DispatchableEvent {
-  return { id: e._id, accountId: e.account_id, sandbox: e.sandbox ?? null, event: e.event, timestamp: new Date(e.timestamp) };
-}
-
-/**
- * One pass of the sweeper: events not dispatched and older than `minAgeMs` (younger ones are
- * the listener's), oldest first. Stops at the first failure (Temporal is probably down).
- */
-export async function sweepUndispatchedEvents(temporal: TemporalContext, opts: { minAgeMs: number; batch: number }): Promise<number> {
-  const cutoff = new Date(Date.now() - opts.minAgeMs);
-  const events = await Event.find({ dispatched: false, timestamp: { $lte: cutoff } })
-    .sort({ timestamp: 1 })
-    .limit(opts.batch)
-    .lean<EventDoc[]>();
-  const endpointsByScope = new Map<string, Promise<WebhookEndpointDoc[]>>();
-  let done = 0;
-  for (const doc of events) {
-    const ev = fromDoc(doc);
-    const key = `${ev.accountId}/${ev.sandbox ?? ''}`;
-    if (!endpointsByScope.has(key)) endpointsByScope.set(key, endpointsOf(ev));
-    await dispatchEvent(temporal, ev, await endpointsByScope.get(key)!);
-    done += 1;
-  }
-  return done;
-}
-
-/**
- * When the oldest event still waiting for its deliveries to start was written, or null. The
- * sweeper's query shape: the boolean equality is pushed down to FerretDB's index, then sorted.
- */
-export async function oldestUndispatchedEventAt(): Promise<Date | null> {
-  const oldest = await Event.findOne({ dispatched: false }, { timestamp: 1 }).sort({ timestamp: 1 }).lean<Pick<EventDoc, 'timestamp'>>();
-  return oldest ? new Date(oldest.timestamp) : null;
-}
-
-/** Ends the waiting deliveries of an endpoint that was disabled or deleted. Best effort: a missed one ends at its next attempt. */
-export async function stopDeliveriesOf(client: Client | null, endpointId: string, reason: 'endpoint_disabled' | 'endpoint_deleted'): Promise<void> {
-  if (!client) return;
-  const pending = await WebhookDelivery.find({ endpoint_id: endpointId, status: 'pending' }, { _id: 1 }).lean<{ _id: string }[]>();
-  await Promise.all(
-    pending.map((d) =>
-      client
-        .withDeadline(Date.now() + START_DEADLINE_MS, () => client.workflow.getHandle(d._id).signal(endpointStoppedSignal, reason))
-        .catch(() => undefined),
-    ),
-  );
-}
-
-/** The hourly retention Schedule; creating it again is a no-op. */
-export async function ensureRetentionSchedule(temporal: TemporalContext): Promise<void> {
-  try {
-    await temporal.client.withDeadline(Date.now() + START_DEADLINE_MS, () =>
-      temporal.client.schedule.create({
-        scheduleId: RETENTION_SCHEDULE_ID,
-        spec: { intervals: [{ every: '1 hour' }] },
-        action: {
-          type: 'startWorkflow',
-          workflowType: 'webhookRetentionWorkflow' as unknown as typeof webhookRetentionWorkflow,
-          taskQueue: temporal.taskQueue,
-          workflowId: `${RETENTION_SCHEDULE_ID}-run`,
-          args: [],
-        },
-        policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 hour' },
-      }),
-    );
-  } catch (err) {
-    if (!(err instanceof ScheduleAlreadyRunning)) throw err;
-  }
-}
-
-export interface SweeperOptions {
-  intervalMs: number;
-  minAgeMs: number;
-  batch: number;
-  retentionSchedule: boolean;
-}
-
-/**
- * The sweeper loop, in every process that starts the webhooks domain (API and worker): any
- * number may run at once, starts are idempotent. It also creates the retention Schedule,
- * retrying until Temporal answers. Returns a stop function that waits for the current pass.
- */
-export function startSweeper(temporal: TemporalContext, logger: Logger, opts: SweeperOptions): () => Promise<void> {
-  let scheduleReady = !opts.retentionSchedule;
-  return runPeriodically(async () => {
-    if (!scheduleReady) {
-      try {
-        await ensureRetentionSchedule(temporal);
-        scheduleReady = true;
-      } catch (err) {
-        logger.warn({ err }, 'webhook retention schedule not created yet');
-      }
-    }
-    try {
-      await sweepUndispatchedEvents(temporal, { minAgeMs: opts.minAgeMs, batch: opts.batch });
-    } catch (err) {
-      logger.warn({ err }, 'webhook sweeper pass failed; will retry');
-    }
-  }, opts.intervalMs);
 }

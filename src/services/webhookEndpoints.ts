@@ -2,7 +2,6 @@
  * Webhook endpoints: CRUD, secret rotation, the URL rules of DECISIONS.md, the delivery log
  * of an endpoint and redelivery.
  */
-import { lookup } from 'node:dns/promises';
 import { WebhookEndpoint, WebhookEndpointDoc } from '../models/webhookEndpoint';
 import { WebhookDelivery, WebhookDeliveryDoc } from '../models/webhookDelivery';
 import { Event, EventDoc } from '../models/event';
@@ -10,14 +9,14 @@ import { Scope, scopeFilter, findInScope } from '../models/scope';
 import { newId, ID_PREFIX, randomString } from '../lib/ids';
 import { ApiError } from '../lib/errors';
 import { isEventName } from '../lib/eventNames';
-import { newSigningSecret } from '../crypto/webhookSignature';
+import { newSigningSecret } from '../cryptography/webhookSignature';
 import { presentWebhookEndpoint, presentWebhookDelivery } from '../presenters/webhookEndpoint';
 import { listPage, createListed, listScopePage, recountListSlots } from './listing';
 import { optionalText } from './validate';
-import { getTemporal, hasTemporal } from '../temporal/context';
 import { workflowIds } from '../temporal/workflowIds';
-import { insertDeliveryRecord, startDeliveryWorkflow, stopDeliveriesOf } from './webhookDispatch';
-import { isIpLiteral, isPrivateAddress } from '../lib/network';
+import { insertDeliveryRecord } from './webhookDispatch';
+import type { Dependencies } from '../dependencies';
+import { isPrivateTarget } from '../lib/outgoingHttp';
 
 export interface WebhookEndpointInput {
   url?: string;
@@ -26,17 +25,14 @@ export interface WebhookEndpointInput {
   description?: string | null;
 }
 
-/** Set from config by startWebhooksDomain; off (refuse private targets) until then. */
-const settings = { allowPrivateNetworks: false };
-export function configureWebhookEndpoints(opts: { allowPrivateNetworks: boolean }): void {
-  settings.allowPrivateNetworks = opts.allowPrivateNetworks;
-}
-
 const urlError = (message: string) => ApiError.validation('url', message);
 const PRIVATE_MESSAGE = 'must not point to a private, loopback or link-local address';
 
-/** The URL rules at create and update; the delivery activity checks the resolved address again. */
-export async function checkEndpointUrl(raw: string): Promise<string> {
+/**
+ * The URL rules at create and update (WEBHOOK_ALLOW_PRIVATE_NETWORKS from config lifts the
+ * private-address rule); the delivery activity checks the resolved address again.
+ */
+export async function checkEndpointUrl(deps: Pick<Dependencies, 'config'>, raw: string): Promise<string> {
   const value = raw.trim();
   if (value === '') throw urlError("can't be blank");
   let url: URL;
@@ -47,17 +43,8 @@ export async function checkEndpointUrl(raw: string): Promise<string> {
   }
   if (url.protocol !== 'https:') throw urlError('must be an https:// URL');
   if (url.username || url.password) throw urlError('must not contain credentials');
-  if (settings.allowPrivateNetworks) return value;
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (isIpLiteral(host)) {
-    if (isPrivateAddress(host)) throw urlError(PRIVATE_MESSAGE);
-    return value;
-  }
-  if (host === 'localhost' || host.endsWith('.localhost')) throw urlError(PRIVATE_MESSAGE);
-  // A name that does not resolve yet is accepted (DNS may still be propagating); one that
-  // resolves to a private address is not.
-  const addresses = await lookup(host, { all: true }).catch(() => []);
-  if (addresses.some((a) => isPrivateAddress(a.address))) throw urlError(PRIVATE_MESSAGE);
+  if (deps.config.webhookAllowPrivateNetworks) return value;
+  if (await isPrivateTarget(url)) throw urlError(PRIVATE_MESSAGE);
   return value;
 }
 
@@ -82,9 +69,9 @@ export async function findWebhookEndpoint(scope: Scope, id: string, param = 'id'
   return endpoint;
 }
 
-export async function createWebhookEndpoint(scope: Scope, input: WebhookEndpointInput & { url: string; subscriptions: string[] }) {
+export async function createWebhookEndpoint(deps: Dependencies, scope: Scope, input: WebhookEndpointInput & { url: string; subscriptions: string[] }) {
   const subscriptions = checkSubscriptions(input.subscriptions);
-  const url = await checkEndpointUrl(input.url);
+  const url = await checkEndpointUrl(deps, input.url);
   const endpoint = (
     await createListed(WebhookEndpoint, scope, {
       _id: newId(ID_PREFIX.webhookEndpoint),
@@ -108,10 +95,10 @@ export async function listWebhookEndpoints(scope: Scope, page: number) {
   return { webhook_endpoints: items.map((e) => presentWebhookEndpoint(e)), pagination };
 }
 
-export async function updateWebhookEndpoint(scope: Scope, id: string, input: WebhookEndpointInput) {
+export async function updateWebhookEndpoint(deps: Dependencies, scope: Scope, id: string, input: WebhookEndpointInput) {
   const before = await findWebhookEndpoint(scope, id);
   const changes: Record<string, unknown> = {};
-  if (input.url !== undefined) changes.url = await checkEndpointUrl(input.url);
+  if (input.url !== undefined) changes.url = await checkEndpointUrl(deps, input.url);
   if (input.subscriptions !== undefined) changes.subscriptions = checkSubscriptions(input.subscriptions);
   if (input.description !== undefined) changes.description = optionalText(input.description) ?? null;
   if (input.enabled !== undefined) {
@@ -120,7 +107,7 @@ export async function updateWebhookEndpoint(scope: Scope, id: string, input: Web
   }
   const endpoint = await WebhookEndpoint.findByIdAndUpdate(id, { $set: changes }, { returnDocument: 'after' }).lean<WebhookEndpointDoc>();
   if (!endpoint) throw ApiError.notFound('Webhook endpoint not found', 'id');
-  if (before.enabled && !endpoint.enabled) await stopDeliveriesOf(temporalClient(), id, 'endpoint_disabled');
+  if (before.enabled && !endpoint.enabled) await deps.workflows.webhookDelivery.stopDeliveriesOf(id, 'endpoint_disabled');
   return presentWebhookEndpoint(endpoint);
 }
 
@@ -133,18 +120,14 @@ export async function regenerateWebhookSecret(scope: Scope, id: string) {
 }
 
 /** Deletes the endpoint and its deliveries (with their attempts); waiting deliveries end at once. */
-export async function deleteWebhookEndpoint(scope: Scope, id: string): Promise<void> {
+export async function deleteWebhookEndpoint(deps: Dependencies, scope: Scope, id: string): Promise<void> {
   const removed = await findWebhookEndpoint(scope, id);
   await WebhookEndpoint.deleteOne({ _id: id });
   await recountListSlots(WebhookEndpoint, [removed]);
   // Signal before the records go: the pending ones are found through them. A delivery the
   // signal misses finds the endpoint gone at its next attempt and ends without sending.
-  await stopDeliveriesOf(temporalClient(), id, 'endpoint_deleted');
+  await deps.workflows.webhookDelivery.stopDeliveriesOf(id, 'endpoint_deleted');
   await WebhookDelivery.deleteMany({ endpoint_id: id });
-}
-
-function temporalClient() {
-  return hasTemporal() ? getTemporal().client : null;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -163,7 +146,7 @@ export async function listWebhookDeliveries(scope: Scope, endpointId: string, pa
 }
 
 /** A fresh delivery (its own workflow id, so it runs even if the first one succeeded), signed anew. */
-export async function redeliverWebhookEvent(scope: Scope, endpointId: string, eventId: string) {
+export async function redeliverWebhookEvent(deps: Dependencies, scope: Scope, endpointId: string, eventId: string) {
   const endpoint = await findWebhookEndpoint(scope, endpointId);
   const event = await findInScope<EventDoc>(Event, scope, eventId);
   if (!event) throw ApiError.notFound('Event not found', 'event_id');
@@ -171,7 +154,7 @@ export async function redeliverWebhookEvent(scope: Scope, endpointId: string, ev
   const deliveryId = `${workflowIds.webhookDelivery(event._id, endpoint._id)}-redelivery-${randomString(12)}`;
   const delivery = await insertDeliveryRecord({ deliveryId, endpoint, event: { id: event._id, event: event.event }, redelivery: true });
   try {
-    await startDeliveryWorkflow(getTemporal(), { deliveryId, eventId: event._id, endpointId: endpoint._id });
+    await deps.workflows.webhookDelivery.start({ deliveryId, eventId: event._id, endpointId: endpoint._id });
   } catch (err) {
     // Nothing will run it: leave no pending record behind (the request may be retried).
     await WebhookDelivery.deleteOne({ _id: deliveryId });

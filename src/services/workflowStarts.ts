@@ -14,16 +14,17 @@
  * "already started" as done; a signal-with-start repeated sends its signal again, so every
  * signal sent through here must be idempotent in its workflow (the allocation workflow's
  * transaction ids are allocated at most once; a due date re-sent re-arms the same timer).
- * Without a Temporal client (plain API tests) nothing is recorded and nothing is started.
+ * One outbox per process (`createWorkflowStarts`, built with the process's dependencies): it holds
+ * the process's pause after an outage, shared by its requests and its sweeper.
  */
 import { runPeriodically } from '../lib/periodic';
 import { randomBytes } from 'node:crypto';
 import mongoose from 'mongoose';
-import pino, { type Logger } from 'pino';
+import type { Logger } from 'pino';
 import type { Workflow } from '@temporalio/common';
 import { WorkflowStart } from '../models/workflowStart';
 import { isDuplicateKey } from '../models/errors';
-import { getTemporal, hasTemporal, type TemporalContext } from '../temporal/context';
+import type { TemporalContext } from '../temporal/context';
 import { startOnce } from '../temporal/startOnce';
 
 /** A start against an unreachable server gives up within this (as webhook dispatch does). */
@@ -63,15 +64,19 @@ export interface PendingStart {
   start(): Promise<void>;
 }
 
-const NOTHING: PendingStart = { start: async () => undefined };
+/** A start recorded nowhere and never made: what a process without Temporal plans. */
+export const NO_START: PendingStart = { start: async () => undefined };
 
-let log: Logger = pino({ level: 'silent' });
-/** Live starts are skipped (left to the sweeper) until then, after one found Temporal unreachable. */
-let pausedUntil = 0;
+/** The outbox of one process: its Temporal client and logger, and its pause after an outage. */
+export interface WorkflowStarts {
+  readonly temporal: TemporalContext;
+  readonly logger: Logger;
+  /** Live starts are skipped (left to the sweeper) until then, after one found Temporal unreachable. */
+  pausedUntil: number;
+}
 
-/** The logger of the process (set by the domain's start-up). */
-export function configureWorkflowStarts(opts: { logger: Logger }): void {
-  log = opts.logger;
+export function createWorkflowStarts(temporal: TemporalContext, logger: Logger): WorkflowStarts {
+  return { temporal, logger, pausedUntil: 0 };
 }
 
 function intentKey(req: WorkflowStartRequest): string {
@@ -133,9 +138,8 @@ async function markStarted(intent: Intent): Promise<void> {
  * `resource`, or right after); `start()` on the result tries it at once. Throws only when the
  * intent cannot be written (the database failed: so does the request).
  */
-export async function recordWorkflowStart<A extends unknown[]>(req: WorkflowStartRequest<A>): Promise<PendingStart> {
-  if (!hasTemporal()) return NOTHING;
-  const temporal = getTemporal();
+export async function recordWorkflowStart<A extends unknown[]>(outbox: WorkflowStarts, req: WorkflowStartRequest<A>): Promise<PendingStart> {
+  const { temporal } = outbox;
   const now = new Date();
   const intent: Intent = {
     _id: intentKey(req),
@@ -165,21 +169,22 @@ export async function recordWorkflowStart<A extends unknown[]>(req: WorkflowStar
       if (!isDuplicateKey(err) || attempt > 0) throw err;
     }
   }
-  return { start: () => tryStart(temporal, intent) };
+  return { start: () => tryStart(outbox, intent) };
 }
 
 /** Records the intent and tries it at once: the one call for a start that follows its write. */
-export async function requestWorkflowStart<A extends unknown[]>(req: WorkflowStartRequest<A>): Promise<void> {
-  await (await recordWorkflowStart(req)).start();
+export async function requestWorkflowStart<A extends unknown[]>(outbox: WorkflowStarts, req: WorkflowStartRequest<A>): Promise<void> {
+  await (await recordWorkflowStart(outbox, req)).start();
 }
 
-async function tryStart(temporal: TemporalContext, intent: Intent): Promise<void> {
+async function tryStart(outbox: WorkflowStarts, intent: Intent): Promise<void> {
+  const log = outbox.logger;
   // Temporal was found unreachable a moment ago: the request does not wait out another deadline.
-  if (Date.now() < pausedUntil) return;
+  if (Date.now() < outbox.pausedUntil) return;
   try {
-    await startNow(temporal, intent);
+    await startNow(outbox.temporal, intent);
   } catch (err) {
-    if (isTemporalUnavailable(err)) pausedUntil = Date.now() + PAUSE_AFTER_OUTAGE_MS;
+    if (isTemporalUnavailable(err)) outbox.pausedUntil = Date.now() + PAUSE_AFTER_OUTAGE_MS;
     log.warn({ err, workflowId: intent.workflow_id, workflowType: intent.workflow_type }, 'workflow start failed; the outbox sweeper will retry');
     return;
   }
@@ -206,7 +211,8 @@ export interface WorkflowStartSweepOptions {
  * Temporal unreachable (the rest would wait out the same deadline); an intent refused for
  * another reason backs off (1 s, doubling, at most 5 minutes) so it cannot hold up the others.
  */
-export async function sweepWorkflowStarts(temporal: TemporalContext, opts: WorkflowStartSweepOptions): Promise<number> {
+export async function sweepWorkflowStarts(outbox: WorkflowStarts, opts: WorkflowStartSweepOptions): Promise<number> {
+  const { temporal, logger: log } = outbox;
   const now = Date.now();
   // `started: false` is what FerretDB pushes down (to its index); the date is compared after.
   const due = await WorkflowStart.find({ started: false, next_attempt_at: { $lte: new Date(now - opts.minAgeMs) } })
@@ -228,7 +234,7 @@ export async function sweepWorkflowStarts(temporal: TemporalContext, opts: Workf
         $set: { attempts: (intent.attempts ?? 0) + 1, last_error: String(err).slice(0, 500), ...(outage ? {} : { next_attempt_at: new Date(Date.now() + backoff) }) },
       });
       if (outage) {
-        pausedUntil = Date.now() + PAUSE_AFTER_OUTAGE_MS;
+        outbox.pausedUntil = Date.now() + PAUSE_AFTER_OUTAGE_MS;
         throw err;
       }
       log.warn({ err, workflowId: intent.workflow_id, attempts: (intent.attempts ?? 0) + 1 }, 'workflow start refused; retrying later');
@@ -236,7 +242,7 @@ export async function sweepWorkflowStarts(temporal: TemporalContext, opts: Workf
     }
     await markStarted(intent);
     // Temporal answers again: requests stop leaving their starts to the sweeper.
-    pausedUntil = 0;
+    outbox.pausedUntil = 0;
     done += 1;
   }
   return done;
@@ -260,11 +266,12 @@ export interface WorkflowStartSweeperOptions extends WorkflowStartSweepOptions {
  * The sweeper loop, in every process that starts the domains (API and worker); any number may
  * run at once (starts are idempotent). Returns a stop function that waits for the current pass.
  */
-export function startWorkflowStartSweeper(temporal: TemporalContext, logger: Logger, opts: WorkflowStartSweeperOptions): () => Promise<void> {
+export function startWorkflowStartSweeper(outbox: WorkflowStarts, opts: WorkflowStartSweeperOptions): () => Promise<void> {
+  const { logger } = outbox;
   let lastPurge = Date.now();
   return runPeriodically(async () => {
     try {
-      await sweepWorkflowStarts(temporal, opts);
+      await sweepWorkflowStarts(outbox, opts);
     } catch (err) {
       logger.warn({ err }, 'workflow start sweeper pass failed; will retry');
     }

@@ -4,9 +4,9 @@ import { client, newAccount, startTestApi, TestApi } from '../support/api';
 import { ApiToken } from '../../src/models/apiToken';
 import { User } from '../../src/models/user';
 import { createTokenFor, revokeToken } from '../../src/services/accounts';
-import { currentOtp } from '../../src/crypto/totp';
-import { hashToken } from '../../src/crypto/tokens';
-import { verifyPassword } from '../../src/crypto/password';
+import { currentOtp } from '../../src/cryptography/totp';
+import { hashToken } from '../../src/cryptography/tokens';
+import { verifyPassword } from '../../src/cryptography/password';
 import { AUTH_LIMITS, AuthThrottle, clientKey } from '../../src/api/auth/throttle';
 
 useTestDatabase();

@@ -11,7 +11,10 @@ import { ChainCursor, ChainPaymentRecord } from '../../src/models/chainPayment';
 import { claimTransactionId } from '../../src/services/paymentClaims';
 import { claimChallengeHmacKey, createClaimChallenge, verifyClaimSolution } from '../../src/services/paymentClaimLinks';
 import { ConfigError, loadConfig } from '../../src/config';
-import { setTemporal, TemporalContext } from '../../src/temporal/context';
+import type { TemporalContext } from '../../src/temporal/context';
+import { claimLinkWorkflows } from '../../src/temporal/clients/claimLink';
+import { createWorkflowStarts } from '../../src/services/workflowStarts';
+import pino from 'pino';
 import { BTC_BECH32, ETH_EIP55, ETH_EIP55_2, customerWithWallet, invoiceOf, txHash } from '../crypto/helpers';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -298,18 +301,18 @@ describe('customer deletion and payment claim links', () => {
     const kept = (await a.api.post('/v1/payment_claim_links', { customer_id: other.id })).body;
     expect((await anon().get(`/v1/public/payment_claim_links/${secretOf(l1)}`)).status).toBe(200);
 
-    // This app has no Temporal client; a recording one stands in for the customer delete only.
+    // This app has no Temporal client; an app whose link workflows use a recording one makes the customer delete.
     const signalled: string[] = [];
     const recording = {
       taskQueue: 'unused',
       client: { workflow: { getHandle: (id: string) => ({ signal: async (signal: { name: string }) => void signalled.push(`${id} ${signal.name}`) }) } },
     } as unknown as TemporalContext;
-    setTemporal(recording);
+    const deleting = await startTestApi({ workflowOverrides: { claimLink: claimLinkWorkflows(recording, createWorkflowStarts(recording, pino({ level: 'silent' }))) } });
     let del;
     try {
-      del = await a.api.del(`/v1/customers/${customer.id}`);
+      del = await client(deleting.url, a.token).del(`/v1/customers/${customer.id}`);
     } finally {
-      setTemporal(null);
+      await deleting.close();
     }
     expect(del.status).toBe(204);
     expect(signalled.sort()).toEqual([`claim-link-${l1.id} claimLinkClosed`, `claim-link-${l2.id} claimLinkClosed`].sort());

@@ -2,15 +2,23 @@ import { useTestDatabase } from '../support/db';
 import { newAccount, startTestApi, TestApi } from '../support/api';
 import { Event } from '../../src/models/event';
 import { BTC_P2PKH, BTC_BECH32, ETH_EIP55, ETH_EIP55_2, customerWithWallet, invoiceOf, txHash } from '../crypto/helpers';
-import { FixedRateOracle, PriceOracle, setPriceOracle, PriceUnavailableError } from '../../src/services/priceOracle';
+import { FixedRateOracle, PriceOracle, PriceUnavailableError } from '../../src/services/priceOracle';
+import { SwitchableOracle, testDependencies } from '../support/dependencies';
 import { allocateTransaction, ORPHAN_AFTER_MS } from '../../src/services/allocation';
 import { Invoice } from '../../src/models/invoice';
 import { AllocationSlot, CryptoTransaction, CryptoTransactionDoc } from '../../src/models/cryptoTransaction';
 
 useTestDatabase();
 let api: TestApi;
+/** What this file's API prices with; a test points it elsewhere and back. */
+const oracle = new SwitchableOracle();
+/** What the test's own allocation calls run with (no Temporal: as the API's). */
+const deps = testDependencies({ priceOracle: oracle });
 beforeAll(async () => {
-  api = await startTestApi();
+  api = await startTestApi({ priceOracle: oracle });
+});
+afterEach(() => {
+  oracle.current = new FixedRateOracle();
 });
 afterAll(() => api.close());
 
@@ -67,7 +75,7 @@ describe('crypto transactions', () => {
     expect(await Event.countDocuments({ event: 'transaction_allocation.created', 'payload.crypto_transaction_id': tx.id })).toBe(2);
 
     // Allocating again changes nothing and records nothing new.
-    expect(await allocateTransaction(tx.id)).toMatchObject({ status: 'already_allocated', allocations: 2 });
+    expect(await allocateTransaction(deps, tx.id)).toMatchObject({ status: 'already_allocated', allocations: 2 });
     expect((await a.api.get(`/v1/crypto_transactions/${tx.id}`)).body).toEqual(tx);
     expect(await Event.countDocuments({ event: 'transaction_allocation.created', 'payload.crypto_transaction_id': tx.id })).toBe(2);
     expect(await eventsOf('invoice.paid', oldest.id)).toHaveLength(1);
@@ -143,13 +151,9 @@ describe('crypto transactions', () => {
     const { a, customer, btc } = await setup();
     const invoice = await invoiceOf(a.api, customer.id, '100.00', '2027-01-01');
     const body = { to_address_id: btc.id, amount: '0.002', currency_code: 'BTC', transaction_id: txHash() };
-    const prev = setPriceOracle({ usdPrice: async () => { throw new PriceUnavailableError('down'); } }, false);
-    let first;
-    try {
-      first = await a.api.post('/v1/crypto_transactions', body);
-    } finally {
-      setPriceOracle(prev, false);
-    }
+    oracle.current = { usdPrice: async () => { throw new PriceUnavailableError('down'); } };
+    const first = await a.api.post('/v1/crypto_transactions', body);
+    oracle.current = new FixedRateOracle();
     expect(first.status).toBe(201);
     expect((await a.api.get(`/v1/invoices/${invoice.id}`)).body.status).toBe('pending');
     const again = await a.api.post('/v1/crypto_transactions', body);
@@ -289,30 +293,26 @@ describe('crypto transactions', () => {
         return at < new Date('2026-06-01T00:00:00Z') ? '40000' : '60000';
       },
     };
-    const prev = setPriceOracle(dated, false);
-    try {
-      const inv = await invoiceOf(a.api, customer.id, '40.00', '2027-01-01');
-      const tx = (await a.api.post('/v1/crypto_transactions', { to_address_id: btc.id, amount: '0.001', currency_code: 'BTC', transaction_id: txHash(), timestamp: '2026-05-01T12:00:00.000Z' })).body;
-      expect(seen).toContain('BTC@2026-05-01T12:00:00.000Z');
-      expect((await a.api.get(`/v1/crypto_transactions/${tx.id}`)).body.usd_value).toBe('40.00');
-      expect((await a.api.get(`/v1/invoices/${inv.id}`)).body.status).toBe('paid');
+    oracle.current = dated;
+    const inv = await invoiceOf(a.api, customer.id, '40.00', '2027-01-01');
+    const tx = (await a.api.post('/v1/crypto_transactions', { to_address_id: btc.id, amount: '0.001', currency_code: 'BTC', transaction_id: txHash(), timestamp: '2026-05-01T12:00:00.000Z' })).body;
+    expect(seen).toContain('BTC@2026-05-01T12:00:00.000Z');
+    expect((await a.api.get(`/v1/crypto_transactions/${tx.id}`)).body.usd_value).toBe('40.00');
+    expect((await a.api.get(`/v1/invoices/${inv.id}`)).body.status).toBe('paid');
 
-      setPriceOracle({ usdPrice: async () => { throw new PriceUnavailableError('down'); } }, false);
-      const inv2 = await invoiceOf(a.api, customer.id, '40.00', '2027-01-02');
-      const down = await a.api.post('/v1/crypto_transactions', { to_address_id: btc.id, amount: '0.001', currency_code: 'BTC', transaction_id: txHash() });
-      expect(down.status).toBe(201);
-      expect((await a.api.get(`/v1/crypto_transactions/${down.body.id}`)).body).toMatchObject({ usd_value: null, allocations: [] });
-      const manual = await a.api.post(`/v1/crypto_transactions/${down.body.id}/allocations`, { invoice_id: inv2.id });
-      expect(manual.status).toBe(502);
-      expect(manual.body.error).toMatchObject({ type: 'api_error', code: 'external_api_error' });
-      setPriceOracle(new FixedRateOracle());
-      // The retry (the workflow's job; called directly here) allocates it once the oracle is back.
-      expect(await allocateTransaction(down.body.id)).toMatchObject({ status: 'allocated', allocations: 1, unallocated: '10.00' });
-      expect((await a.api.get(`/v1/invoices/${inv2.id}`)).body.status).toBe('paid');
-      const again = await a.api.post(`/v1/crypto_transactions/${down.body.id}/allocations`, { invoice_id: inv2.id });
-      expect([again.status, again.body.error.param]).toEqual([422, 'invoice_id']);
-    } finally {
-      setPriceOracle(prev, false);
-    }
+    oracle.current = { usdPrice: async () => { throw new PriceUnavailableError('down'); } };
+    const inv2 = await invoiceOf(a.api, customer.id, '40.00', '2027-01-02');
+    const down = await a.api.post('/v1/crypto_transactions', { to_address_id: btc.id, amount: '0.001', currency_code: 'BTC', transaction_id: txHash() });
+    expect(down.status).toBe(201);
+    expect((await a.api.get(`/v1/crypto_transactions/${down.body.id}`)).body).toMatchObject({ usd_value: null, allocations: [] });
+    const manual = await a.api.post(`/v1/crypto_transactions/${down.body.id}/allocations`, { invoice_id: inv2.id });
+    expect(manual.status).toBe(502);
+    expect(manual.body.error).toMatchObject({ type: 'api_error', code: 'external_api_error' });
+    oracle.current = new FixedRateOracle();
+    // The retry (the workflow's job; called directly here) allocates it once the oracle is back.
+    expect(await allocateTransaction(deps, down.body.id)).toMatchObject({ status: 'allocated', allocations: 1, unallocated: '10.00' });
+    expect((await a.api.get(`/v1/invoices/${inv2.id}`)).body.status).toBe('paid');
+    const again = await a.api.post(`/v1/crypto_transactions/${down.body.id}/allocations`, { invoice_id: inv2.id });
+    expect([again.status, again.body.error.param]).toEqual([422, 'invoice_id']);
   });
 });

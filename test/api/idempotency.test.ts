@@ -3,9 +3,13 @@
  * kept and who may complete a reservation. The basic replay rules are in http.test.ts.
  */
 import { useTestDatabase } from '../support/db';
-import { newAccount, startTestApi, TestApi } from '../support/api';
-import { setTemporal, TemporalContext } from '../../src/temporal/context';
+import { client, newAccount, startTestApi, TestApi } from '../support/api';
+import type { TemporalContext } from '../../src/temporal/context';
+import { allocationWorkflows } from '../../src/temporal/clients/allocation';
+import { createWorkflowStarts } from '../../src/services/workflowStarts';
 import { allocateTransaction } from '../../src/services/allocation';
+import { testDependencies } from '../support/dependencies';
+import pino from 'pino';
 import { completeKey, reserveKey, Reservation } from '../../src/services/idempotency';
 import { IdempotencyKey } from '../../src/models/idempotencyKey';
 import { ETH_EIP55_2, customerWithWallet, invoiceOf, txHash } from '../crypto/helpers';
@@ -44,26 +48,27 @@ describe('idempotency keys', () => {
       taskQueue: 'unused',
       client: { withDeadline: (_at: number, fn: () => Promise<unknown>) => fn(), workflow: { signalWithStart: async () => ({}) } },
     } as unknown as TemporalContext;
-    setTemporal(idle);
+    // An app of its own allocates through it; this file's app (no Temporal) allocates inline.
+    const busy = await startTestApi({ workflowOverrides: { allocation: allocationWorkflows(createWorkflowStarts(idle, pino({ level: 'silent' }))) } });
+    const key = { 'Idempotency-Key': newKey() };
+    const allocate = (through: TestApi) => client(through.url, a.token).post(`/v1/crypto_transactions/${tx.id}/allocations`, { invoice_id: invoice.id }, key);
     let tx: any;
     let first;
-    const key = { 'Idempotency-Key': newKey() };
-    const allocate = () => a.api.post(`/v1/crypto_transactions/${tx.id}/allocations`, { invoice_id: invoice.id }, key);
     try {
-      tx = (await a.api.post('/v1/crypto_transactions', { to_address_id: eth.id, amount: '0.01', currency_code: 'ETH', transaction_id: txHash() })).body;
-      first = await allocate();
+      tx = (await client(busy.url, a.token).post('/v1/crypto_transactions', { to_address_id: eth.id, amount: '0.01', currency_code: 'ETH', transaction_id: txHash() })).body;
+      first = await allocate(busy);
     } finally {
-      setTemporal(null);
+      await busy.close();
     }
     expect(first.status).toBe(409);
     expect(first.body.error.code).toBe('allocation_in_progress');
-    expect(await allocateTransaction(tx.id)).toMatchObject({ status: 'allocated', allocations: 0, unallocated: '30.00' });
-    const retried = await allocate();
+    expect(await allocateTransaction(testDependencies(), tx.id)).toMatchObject({ status: 'allocated', allocations: 0, unallocated: '30.00' });
+    const retried = await allocate(api);
     expect(retried.headers.get('idempotent-replayed')).toBeNull();
     expect(retried.status).toBe(201);
     expect(retried.body.allocations).toEqual([expect.objectContaining({ invoice_id: invoice.id, amount_applied: '30.00' })]);
     // That answer is kept and replayed.
-    const replayed = await allocate();
+    const replayed = await allocate(api);
     expect(replayed.headers.get('idempotent-replayed')).toBe('true');
     expect(replayed.body).toEqual(retried.body);
     expect((await a.api.get(`/v1/invoices/${invoice.id}`)).body.amount_paid).toBe('30.00');

@@ -10,6 +10,7 @@ import pino from 'pino';
 import type Router from '@koa/router';
 import { useTestDatabase } from '../support/db';
 import { client, newAccount, startTestApi, TestApi } from '../support/api';
+import { testDependencies } from '../support/dependencies';
 import { createApp } from '../../src/api/app';
 import { loadConfig } from '../../src/config';
 import { openapiDocument, openapiPath } from '../../src/api/openapi/document';
@@ -53,8 +54,7 @@ const PAGES = [
 ];
 
 function registeredRoutes(): Map<string, Set<string>> {
-  const config = loadConfig({ ...process.env, PORT: '0', LOG_LEVEL: 'silent' });
-  const app = createApp({ config, logger: pino({ level: 'silent' }) });
+  const app = createApp(testDependencies());
   const byPrefix = new Map<string, Set<string>>();
   for (const mw of app.middleware as unknown as { router?: Router }[]) {
     if (!mw.router) continue;

@@ -7,6 +7,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { useTestDatabase } from '../support/db';
 import { timeSkippingEnvironment } from '../support/temporal';
 import { newAccount, startTestApi, TestApi, Client } from '../support/api';
+import { testDependencies } from '../support/dependencies';
 import { createTestWorker, keepHistory, replay } from '../support/workflows';
 import { FakeEsplora } from '../support/esplora';
 import { waitFor, sleep } from '../support/wait';
@@ -46,7 +47,7 @@ afterEach(async () => {
 });
 
 const watcher = () => env.client.workflow.getHandle(workflowIds.chainWatcher('BTC'));
-const startWatcher = async () => expect(await ensureChainWatchers(loadConfig({ ...process.env, ...chainEnv }))).toEqual(['BTC']);
+const startWatcher = async () => expect(await ensureChainWatchers(testDependencies({ env: chainEnv, temporal: { client: env.client, taskQueue } }))).toEqual(['BTC']);
 
 /** A customer of a new account (or of `account`'s `scope`), with `address` on its wallet. */
 async function payer(address = fake.newAddress(), account?: Awaited<ReturnType<typeof newAccount>>, scope: 'api' | 'sandbox' = 'api') {

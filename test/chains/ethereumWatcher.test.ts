@@ -6,6 +6,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { useTestDatabase } from '../support/db';
 import { timeSkippingEnvironment } from '../support/temporal';
 import { newAccount, startTestApi, TestApi } from '../support/api';
+import { testDependencies } from '../support/dependencies';
 import { createTestWorker } from '../support/workflows';
 import { startDevChain, DevChain, newEthAddress } from '../support/devChain';
 import { waitFor, sleep } from '../support/wait';
@@ -61,7 +62,7 @@ describe('ETH watcher', () => {
     await worker.runUntil(async () => {
       const { a, customer, address } = await payer();
       const invoice = await invoiceOf(a.api, customer.id, '1500.00', '2027-01-01');
-      expect(await ensureChainWatchers(loadConfig({ ...process.env, ...chainEnv }))).toEqual(['ETH']);
+      expect(await ensureChainWatchers(testDependencies({ env: chainEnv, temporal: { client: env.client, taskQueue } }))).toEqual(['ETH']);
 
       // 0.5 ETH at the fixed $3,000 = $1,500, in its own block: one confirmation.
       const sent = await chain.send(address.address, '0.5');
@@ -106,7 +107,7 @@ describe('ETH watcher', () => {
     await worker.runUntil(async () => {
       const { a, customer, address } = await payer();
       const invoice = await invoiceOf(a.api, customer.id, '300.00', '2027-01-01');
-      await ensureChainWatchers(loadConfig({ ...process.env, ...chainEnv }));
+      await ensureChainWatchers(testDependencies({ env: chainEnv, temporal: { client: env.client, taskQueue } }));
       await scannedToTip();
 
       const before = await chain.snapshot();

@@ -11,7 +11,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { useApiAndBrowser } from '../support/browser';
 import { useTestDatabase } from '../support/db';
 import { Client, newAccount, startTestApi, TestApi } from '../support/api';
-import { currentOtp } from '../../src/crypto/totp';
+import { currentOtp } from '../../src/cryptography/totp';
 import { BTC_BECH32, customerWithWallet, txHash } from '../crypto/helpers';
 
 const ARTIFACTS = process.env.CONSOLE_ARTIFACTS_DIR ?? path.join(__dirname, '..', '..', 'artifacts', 'console');

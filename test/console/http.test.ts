@@ -5,7 +5,7 @@
  */
 import { useTestDatabase } from '../support/db';
 import { newAccount, startTestApi, TestApi } from '../support/api';
-import { currentOtp } from '../../src/crypto/totp';
+import { currentOtp } from '../../src/cryptography/totp';
 
 useTestDatabase();
 let api: TestApi;

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { base58, bech32, bech32m, createBase58check } from '@scure/base';
 import { sha256 } from '@noble/hashes/sha2';
-import { explorerFor, toChecksumAddress, validateAddress } from '../../src/crypto/addresses';
+import { explorerFor, toChecksumAddress, validateAddress } from '../../src/cryptocurrency/addresses';
 
 const ok = (currency: 'BTC' | 'ETH', a: string, mode: 'mainnet' | 'test' = 'mainnet') => {
   const r = validateAddress(currency, a, mode);

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { allocatePayment, applyAllocations, orderInvoices, OpenInvoice, AllocationResult } from '../../src/crypto/allocation';
+import { allocatePayment, applyAllocations, orderInvoices, OpenInvoice, AllocationResult } from '../../src/cryptocurrency/allocation';
 
 /** Money string <-> integer cents, independent of the module under test. */
 const cents = (s: string): number => {

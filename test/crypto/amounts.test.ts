@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import Decimal from 'decimal.js';
-import { cryptoAmountError, formatCryptoAmount, parseCryptoAmount, toCents, usdValue } from '../../src/crypto/amounts';
+import { cryptoAmountError, formatCryptoAmount, parseCryptoAmount, toCents, usdValue } from '../../src/cryptocurrency/amounts';
 
 /** Exact integer-based reference: value * 10^scale as a bigint. */
 function scaled(s: string, scale: number): bigint {

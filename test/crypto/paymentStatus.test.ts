@@ -1,4 +1,4 @@
-import { derivePaymentStatus, paymentStatusText } from '../../src/crypto/paymentStatus';
+import { derivePaymentStatus, paymentStatusText } from '../../src/cryptocurrency/paymentStatus';
 
 describe('payment status of a claim link', () => {
   it('waiting while nothing is seen and something is open', () => {

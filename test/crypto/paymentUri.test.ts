@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { bip21Amount, ethToWei, paymentUri } from '../../src/crypto/paymentUri';
+import { bip21Amount, ethToWei, paymentUri } from '../../src/cryptocurrency/paymentUri';
 import { BTC_BECH32, ETH_EIP55 } from './helpers';
 
 describe('payment URIs', () => {

@@ -1,18 +1,16 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
+import type { Client } from '@temporalio/client';
 import {
   CachedOracle,
   CoinGeckoOracle,
   FixedRateOracle,
-  PriceOracle,
   PriceUnavailableError,
-  getPriceOracle,
   priceOracleFromConfig,
-  setPriceOracle,
 } from '../../src/services/priceOracle';
 import { ConfigError, loadConfig } from '../../src/config';
-import { createActivities } from '../../src/activities';
+import { createDependencies } from '../../src/dependencies';
 import { useTestDatabase } from '../support/db';
 import { newAccount, startTestApi } from '../support/api';
 import { BTC_BECH32, customerWithWallet, invoiceOf, txHash } from './helpers';
@@ -100,12 +98,10 @@ describe('price oracle from configuration', () => {
     expect(() => loadConfig({ PRICE_ORACLE: 'coingecko', COINGECKO_URL: 'not a url' })).toThrow(ConfigError);
   });
 
-  it('PRICE_ORACLE=coingecko: a manual transaction through the API is priced by the CoinGecko server; stopping restores the oracle', async () => {
-    const before = getPriceOracle();
+  it('PRICE_ORACLE=coingecko: a manual transaction through the API is priced by the CoinGecko server', async () => {
     const fake = await startFakeCoinGecko();
     const api = await startTestApi({}, { PRICE_ORACLE: 'coingecko', COINGECKO_URL: fake.url, COINGECKO_API_KEY: 'cg-key' });
     try {
-      expect(getPriceOracle()).not.toBe(before);
       const a = await newAccount(api.url);
       const { customer, wallet } = await customerWithWallet(a.api);
       const btc = (await a.api.post('/v1/crypto_addresses', { wallet_id: wallet.id, currency_code: 'BTC', address: BTC_BECH32 })).body;
@@ -127,25 +123,16 @@ describe('price oracle from configuration', () => {
       await api.close();
       await fake.close();
     }
-    expect(getPriceOracle()).toBe(before);
-    expect(await getPriceOracle().usdPrice('BTC', new Date())).toBe('50000.00');
   });
 
-  it('the default (fixed) leaves an oracle a test plugged in; coingecko replaces it in the worker activities', async () => {
-    const fakeOracle: PriceOracle = { usdPrice: async () => '1.23' };
-    const prev = setPriceOracle(fakeOracle, false);
-    try {
-      const api = await startTestApi();
-      createActivities({ config: loadConfig({ LOG_LEVEL: 'silent' }), logger: pino({ level: 'silent' }) });
-      expect(getPriceOracle()).toBe(fakeOracle);
-      await api.close();
-      expect(getPriceOracle()).toBe(fakeOracle);
-
-      createActivities({ config: loadConfig({ LOG_LEVEL: 'silent', PRICE_ORACLE: 'coingecko', COINGECKO_URL: 'http://127.0.0.1:9/api/v3' }), logger: pino({ level: 'silent' }) });
-      expect(getPriceOracle()).not.toBe(fakeOracle);
-      expect(getPriceOracle()).toBeInstanceOf(CachedOracle);
-    } finally {
-      setPriceOracle(prev, false);
-    }
+  it('start-up builds the configured oracle into the dependencies, cached per minute (API and worker alike)', async () => {
+    const temporal = { client: {} as Client, taskQueue: 'unused' };
+    const logger = pino({ level: 'silent' });
+    const fixed = createDependencies({ config: loadConfig({ LOG_LEVEL: 'silent' }), logger, temporal }).priceOracle;
+    expect(fixed).toBeInstanceOf(CachedOracle);
+    expect(await fixed.usdPrice('BTC', new Date())).toBe('50000.00');
+    const coingecko = createDependencies({ config: loadConfig({ LOG_LEVEL: 'silent', PRICE_ORACLE: 'coingecko', COINGECKO_URL: 'http://127.0.0.1:9/api/v3' }), logger, temporal }).priceOracle;
+    expect(coingecko).toBeInstanceOf(CachedOracle);
+    await expect(coingecko.usdPrice('BTC', new Date())).rejects.toBeInstanceOf(PriceUnavailableError);
   });
 });

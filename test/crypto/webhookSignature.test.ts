@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import fc from 'fast-check';
-import { newSigningSecret, signWebhook, verifyWebhookSignature, SIGNING_SECRET_FORMAT } from '../../src/crypto/webhookSignature';
+import { newSigningSecret, signWebhook, verifyWebhookSignature, SIGNING_SECRET_FORMAT } from '../../src/cryptography/webhookSignature';
 
 const independent = (secret: string, t: number, body: string) => createHmac('sha256', secret).update(`${t}.${body}`).digest('hex');
 

@@ -1,6 +1,6 @@
 import { scryptSync } from 'node:crypto';
-import { DUMMY_HASH, hashPassword, needsRehash, verifyPassword } from '../../src/crypto/password';
-import { currentOtp, newOtpSecret, otpStep, verifyOtp } from '../../src/crypto/totp';
+import { DUMMY_HASH, hashPassword, needsRehash, verifyPassword } from '../../src/cryptography/password';
+import { currentOtp, newOtpSecret, otpStep, verifyOtp } from '../../src/cryptography/totp';
 
 /** A hash as the service made them before issue 11 (N=2^14). */
 function legacyHash(password: string): string {

@@ -17,8 +17,9 @@ import { createActivities } from '../../src/activities';
 import { createWebhooksActivities } from '../../src/activities/webhooks';
 import { createWorkerMetrics, WorkerMetrics } from '../../src/metrics/worker';
 import { MetricsServer, startMetricsServer } from '../../src/metrics/server';
-import { oldestUndispatchedEventAt } from '../../src/services/webhookDispatch';
-import { PriceUnavailableError, setPriceOracle } from '../../src/services/priceOracle';
+import { oldestUndispatchedEventAt } from '../../src/services/webhookSweeper';
+import { FixedRateOracle, PriceUnavailableError } from '../../src/services/priceOracle';
+import { SwitchableOracle, testDependencies } from '../support/dependencies';
 import { workflowIds } from '../../src/temporal/workflowIds';
 import { Event } from '../../src/models/event';
 
@@ -32,6 +33,8 @@ let metrics: WorkerMetrics;
 let server: MetricsServer;
 let activities: ReturnType<typeof createActivities>;
 let url: string;
+/** What the API and the activities price with; a test points it elsewhere and back. */
+const oracle = new SwitchableOracle();
 
 beforeAll(async () => {
   const certs = makeTestCertificates();
@@ -39,13 +42,14 @@ beforeAll(async () => {
   receiver.route('/fail', () => ({ status: 500, body: 'down' }));
   fake = await FakeEsplora.start({ network: 'mainnet' });
   fake.mine(120);
-  api = await startTestApi({}, { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' });
+  api = await startTestApi({ priceOracle: oracle }, { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' });
   const config = loadConfig({ ...process.env, LOG_LEVEL: 'silent', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', BTC_ESPLORA_URL: fake.url, BTC_CONFIRMATIONS: '2' });
   // As worker.ts does: one metrics object, given to every activity and served by one server.
   metrics = createWorkerMetrics({ oldestUndispatchedEventAt, logger });
+  const deps = testDependencies({ config, logger, priceOracle: oracle });
   activities = {
-    ...createActivities({ config, logger, metrics }),
-    ...createWebhooksActivities({ config, logger, metrics, httpsAgent: new https.Agent({ ca: certs.ca }), deliveryTimeoutMs: 3_000 }),
+    ...createActivities({ ...deps, metrics }),
+    ...createWebhooksActivities({ ...deps, metrics, httpsAgent: new https.Agent({ ca: certs.ca }), deliveryTimeoutMs: 3_000 }),
   };
   server = await startMetricsServer({ register: metrics.register, host: '127.0.0.1', port: 0, temporalMetricsUrl: null, logger });
   url = `http://127.0.0.1:${server.port}/metrics`;
@@ -94,14 +98,10 @@ describe('worker metrics', () => {
     const btc = (await a.api.post('/v1/crypto_addresses', { wallet_id: wallet.id, currency_code: 'BTC', address: BTC_BECH32 })).body;
     await invoiceOf(a.api, customer.id, '50.00', '2027-01-01');
     // The oracle is down when the transaction is recorded: the API's inline allocation leaves it unallocated.
-    const prev = setPriceOracle({ usdPrice: async () => { throw new PriceUnavailableError('down'); } }, false);
-    let txId: string;
-    try {
-      txId = (await a.api.post('/v1/crypto_transactions', { to_address_id: btc.id, amount: '0.001', currency_code: 'BTC', transaction_id: txHash() })).body.id;
-      await expect(activities.allocateCryptoTransactions([txId])).rejects.toBeInstanceOf(PriceUnavailableError);
-    } finally {
-      setPriceOracle(prev, false);
-    }
+    oracle.current = { usdPrice: async () => { throw new PriceUnavailableError('down'); } };
+    const txId: string = (await a.api.post('/v1/crypto_transactions', { to_address_id: btc.id, amount: '0.001', currency_code: 'BTC', transaction_id: txHash() })).body.id;
+    await expect(activities.allocateCryptoTransactions([txId])).rejects.toBeInstanceOf(PriceUnavailableError);
+    oracle.current = new FixedRateOracle();
     expect(await activities.allocateCryptoTransactions([txId])).toMatchObject([{ status: 'allocated', allocations: 1 }]);
     expect(await activities.allocateCryptoTransactions([txId, 'trxn_nosuchtransaction000000'])).toMatchObject([{ status: 'already_allocated' }, { status: 'missing' }]);
 

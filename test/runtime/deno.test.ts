@@ -30,7 +30,7 @@ import { summaryLine } from '../../faults/scenario';
 import { apiRestartWithRequestsInFlight } from '../../faults/scenarios/drain';
 import { allocationsUnderKills } from '../../faults/scenarios/allocations';
 import { client } from '../support/api';
-import { verifyWebhookSignature } from '../../src/crypto/webhookSignature';
+import { verifyWebhookSignature } from '../../src/cryptography/webhookSignature';
 import { CryptoTransaction } from '../../src/models/cryptoTransaction';
 
 const ctx: ScenarioContext = {

@@ -1,27 +1,28 @@
 /** Runs the real Koa app on a loopback port and talks to it over HTTP. */
 import type { Server } from 'node:http';
-import pino from 'pino';
 import { createApp, AppDeps } from '../../src/api/app';
-import { loadConfig } from '../../src/config';
 import { createAccount } from '../../src/services/accounts';
 import { startDomains } from '../../src/services/runtime';
 import type { TemporalContext } from '../../src/temporal/context';
+import { testDependencies, TestDependencyOptions } from './dependencies';
 
 export interface TestApi {
   url: string;
   close: () => Promise<void>;
 }
 
-/** The app with every domain wired; `temporal` null means services skip starting workflows. */
+/**
+ * The app with every domain wired; `temporal` null means services start no workflows (and
+ * allocate inline). `overrides` may also replace dependencies (price oracle, workflow clients).
+ */
 export async function startTestApi(
-  overrides: Partial<AppDeps> = {},
+  overrides: Partial<AppDeps> & Pick<TestDependencyOptions, 'workflowOverrides'> = {},
   env: Record<string, string> = {},
   temporal: TemporalContext | null = null,
 ): Promise<TestApi> {
-  const config = loadConfig({ ...process.env, PORT: '0', LOG_LEVEL: 'silent', ...env });
-  const logger = pino({ level: 'silent' });
-  const stopDomains = await startDomains({ config, logger, temporal });
-  const app = createApp({ config, logger, ...overrides });
+  const deps = testDependencies({ ...overrides, env, temporal });
+  const stopDomains = await startDomains(deps);
+  const app = createApp({ ...overrides, ...deps });
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });

@@ -1,12 +1,12 @@
 /** Runs the real worker (all workflows, all activities) against a time-skipping environment. */
 import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import pino from 'pino';
 import { bundleWorkflowCode, Worker, WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { temporal } from '@temporalio/proto';
 import { createActivities } from '../../src/activities';
-import { loadConfig } from '../../src/config';
+import type { Dependencies } from '../../src/dependencies';
+import { testDependencies } from './dependencies';
 
 export const workflowsPath = require.resolve('../../src/workflows');
 
@@ -17,13 +17,20 @@ export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
   return bundle;
 }
 
-export async function createTestWorker(env: TestWorkflowEnvironment, taskQueue: string, configEnv: Record<string, string> = {}, activityOverrides: object = {}) {
-  const config = loadConfig({ ...process.env, LOG_LEVEL: 'silent', ...configEnv });
+/** The worker's activities start workflows on `env` (task queue `taskQueue`); `deps` replaces some of their dependencies (the price oracle, say). */
+export async function createTestWorker(
+  env: TestWorkflowEnvironment,
+  taskQueue: string,
+  configEnv: Record<string, string> = {},
+  activityOverrides: object = {},
+  deps: Partial<Dependencies> = {},
+) {
+  const activityDeps = testDependencies({ env: configEnv, temporal: { client: env.client, taskQueue }, ...deps });
   return Worker.create({
     connection: env.nativeConnection,
     taskQueue,
     workflowBundle: await workflowBundle(),
-    activities: { ...createActivities({ config, logger: pino({ level: 'silent' }) }), ...activityOverrides },
+    activities: { ...createActivities(activityDeps), ...activityOverrides },
   });
 }
 

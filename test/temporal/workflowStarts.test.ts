@@ -6,7 +6,6 @@
  * sweeper start the due-date, subscription, link and allocation workflows, and the transaction
  * allocated to the invoice.
  */
-import pino from 'pino';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { useTestDatabase } from '../support/db';
@@ -15,9 +14,9 @@ import { OwnDevServer } from '../support/devServer';
 import { workflowsPath } from '../support/workflows';
 import { waitFor } from '../support/wait';
 import { BTC_BECH32, customerWithWallet, invoiceOf, txHash } from '../crypto/helpers';
-import { loadConfig } from '../../src/config';
 import { createActivities } from '../../src/activities';
-import { setTemporal, TemporalContext } from '../../src/temporal/context';
+import type { Dependencies } from '../../src/dependencies';
+import { testDependencies } from '../support/dependencies';
 import { workflowIds } from '../../src/temporal/workflowIds';
 import { startWorkflowStartsDomain } from '../../src/services/domains/workflowStarts';
 import { START_DEADLINE_MS, sweepWorkflowStarts } from '../../src/services/workflowStarts';
@@ -30,18 +29,17 @@ const TASK_QUEUE = 'workflow-starts-test';
 let server: OwnDevServer;
 let connection: Connection;
 let client: Client;
-let temporal: TemporalContext;
+/** The API's, the sweeper's and the worker's: this file's client (one outbox). */
+let deps: Dependencies;
 let nativeConnection: NativeConnection | null = null;
 let worker: Worker | null = null;
 let workerRun: Promise<void> | null = null;
 let stopSweeper: () => Promise<void>;
 let api: TestApi;
-const config = loadConfig({ ...process.env, LOG_LEVEL: 'silent' });
-const logger = pino({ level: 'silent' });
 
 async function startWorker(): Promise<void> {
   nativeConnection = await NativeConnection.connect({ address: server.address });
-  worker = await Worker.create({ connection: nativeConnection, taskQueue: TASK_QUEUE, workflowsPath, activities: createActivities({ config, logger }) });
+  worker = await Worker.create({ connection: nativeConnection, taskQueue: TASK_QUEUE, workflowsPath, activities: createActivities(deps) });
   workerRun = worker.run();
 }
 
@@ -58,11 +56,10 @@ beforeAll(async () => {
   connection = await Connection.connect({ address: server.address });
   client = new Client({ connection, namespace: 'default' });
   await waitFor(() => connection.workflowService.getSystemInfo({}).then(() => true, () => false), 'Temporal to answer', 60_000);
-  // The app's domains without Temporal, then this file's client and a fast sweeper.
-  api = await startTestApi({}, {}, null);
-  temporal = { client, taskQueue: TASK_QUEUE };
-  setTemporal(temporal);
-  stopSweeper = await startWorkflowStartsDomain({ config, logger, temporal }, { intervalMs: 500, minAgeMs: 1_000 });
+  // The app's domains without Temporal, its workflow clients on this file's client, and a fast sweeper.
+  deps = testDependencies({ temporal: { client, taskQueue: TASK_QUEUE } });
+  api = await startTestApi({ workflows: deps.workflows }, {}, null);
+  stopSweeper = await startWorkflowStartsDomain(deps, { intervalMs: 500, minAgeMs: 1_000 });
 });
 
 afterAll(async () => {
@@ -71,7 +68,6 @@ afterAll(async () => {
   await connection?.close().catch(() => undefined);
   await server?.stop();
   await api?.close();
-  setTemporal(null);
 });
 
 /** A request's status and how long it took. */
@@ -112,7 +108,7 @@ describe('workflow starts while Temporal is down', () => {
       workflowIds.allocation(customer.id),
     ];
     // Recorded, not started; a sweep while Temporal is down changes nothing.
-    await expect(sweepWorkflowStarts(temporal, { minAgeMs: 0, batch: 10 })).rejects.toThrow();
+    await expect(sweepWorkflowStarts(deps.workflows.outbox!, { minAgeMs: 0, batch: 10 })).rejects.toThrow();
     const waiting = await WorkflowStart.find({ workflow_id: { $in: expected } }).lean();
     expect(waiting.map((w) => w.workflow_id).sort()).toEqual([...expected].sort());
     expect(waiting.every((w) => w.started === false)).toBe(true);

@@ -18,12 +18,13 @@ import { closedPort, HttpsReceiver, makeTestCertificates, startHttpsReceiver, Te
 import { workflowsPath } from '../support/workflows';
 import { signatureValid, sleep, waitFor } from './helpers';
 import { loadConfig } from '../../src/config';
-import { setTemporal } from '../../src/temporal/context';
+import { testDependencies } from '../support/dependencies';
 import { workflowIds } from '../../src/temporal/workflowIds';
 import { BACKOFF_MS, JITTER, MAX_ATTEMPTS } from '../../src/temporal/webhookDefinitions';
 import { startWebhooksDomain } from '../../src/services/domains/webhooks';
 import { createWebhooksActivities } from '../../src/activities/webhooks';
-import { newDeliveryRecord, sweepUndispatchedEvents } from '../../src/services/webhookDispatch';
+import { newDeliveryRecord } from '../../src/services/webhookDispatch';
+import { sweepUndispatchedEvents } from '../../src/services/webhookSweeper';
 import { WebhookEndpoint, WebhookEndpointDoc } from '../../src/models/webhookEndpoint';
 import { Event } from '../../src/models/event';
 import { WebhookDelivery } from '../../src/models/webhookDelivery';
@@ -51,15 +52,15 @@ beforeAll(async () => {
   const config = { ...loadConfig({ ...process.env, LOG_LEVEL: 'silent' }), webhookAllowPrivateNetworks: true };
   const logger = pino({ level: 'silent' });
   const temporal = { client: env.client, taskQueue: TASK_QUEUE };
-  // The app first (its domains without Temporal), then this file's own dispatch with fast sweeps.
-  api = await startTestApi({}, { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' }, null);
-  setTemporal(temporal);
-  stopDomain = await startWebhooksDomain({ config, logger, temporal }, { retentionSchedule: false, intervalMs: 1_000, minAgeMs: 3_000 });
+  // The app first (its domains without Temporal, its workflow clients on this file's), then this file's own dispatch with fast sweeps.
+  const deps = testDependencies({ config, logger, temporal });
+  api = await startTestApi({ workflows: deps.workflows }, { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' }, null);
+  stopDomain = await startWebhooksDomain(deps, { retentionSchedule: false, intervalMs: 1_000, minAgeMs: 3_000 });
   worker = await Worker.create({
     connection: env.nativeConnection,
     taskQueue: TASK_QUEUE,
     workflowsPath,
-    activities: createWebhooksActivities({ config, logger, httpsAgent: new https.Agent({ ca: certs.ca, keepAlive: true }), deliveryTimeoutMs: 3_000 }),
+    activities: createWebhooksActivities({ ...deps, httpsAgent: new https.Agent({ ca: certs.ca, keepAlive: true }), deliveryTimeoutMs: 3_000 }),
   });
   workerRun = worker.run();
 });
@@ -71,7 +72,6 @@ afterAll(async () => {
   await env?.teardown();
   await receiver?.close();
   await api?.close();
-  setTemporal(null);
 });
 
 let recordedJson: string | undefined;

@@ -1,7 +1,6 @@
 import { useTestDatabase } from '../support/db';
-import { newAccount, startTestApi, TestApi } from '../support/api';
+import { client, newAccount, startTestApi, TestApi } from '../support/api';
 import { WebhookDelivery } from '../../src/models/webhookDelivery';
-import { configureWebhookEndpoints } from '../../src/services/webhookEndpoints';
 import { EVENT_NAMES } from '../../src/lib/eventNames';
 
 useTestDatabase();
@@ -10,7 +9,6 @@ beforeAll(async () => {
   api = await startTestApi();
 });
 afterAll(() => api.close());
-beforeEach(() => configureWebhookEndpoints({ allowPrivateNetworks: false }));
 
 const URL_OK = 'https://hooks.example.com/payments';
 const SECRET = /^whsec_[0-9a-f]{64}$/;
@@ -147,11 +145,15 @@ describe('webhook endpoints', () => {
     });
 
     it('allows private targets when WEBHOOK_ALLOW_PRIVATE_NETWORKS is on', async () => {
-      configureWebhookEndpoints({ allowPrivateNetworks: true });
-      const a = await newAccount(api.url);
-      const res = await a.api.post('/v1/webhook_endpoints', { url: 'https://127.0.0.1:8443/hook', subscriptions: ['*'] });
-      expect(res.status).toBe(201);
-      expect((await a.api.post('/v1/webhook_endpoints', { url: 'http://127.0.0.1/hook', subscriptions: ['*'] })).status).toBe(422);
+      const allowing = await startTestApi({}, { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' });
+      try {
+        const a = client(allowing.url, (await newAccount(api.url)).token);
+        const res = await a.post('/v1/webhook_endpoints', { url: 'https://127.0.0.1:8443/hook', subscriptions: ['*'] });
+        expect(res.status).toBe(201);
+        expect((await a.post('/v1/webhook_endpoints', { url: 'http://127.0.0.1/hook', subscriptions: ['*'] })).status).toBe(422);
+      } finally {
+        await allowing.close();
+      }
     });
 
     it('refuses URLs on addresses that are not global unicast, including tunnel and translation forms (test/lib/network.test.ts classifies)', async () => {

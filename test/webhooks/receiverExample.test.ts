@@ -2,7 +2,7 @@
 import type { Server } from 'node:http';
 import Koa from 'koa';
 import { bodyParser } from '@koa/bodyparser';
-import { verifyWebhookSignature, signWebhook } from '../../src/crypto/webhookSignature';
+import { verifyWebhookSignature, signWebhook } from '../../src/cryptography/webhookSignature';
 
 function readmeReceiver(secret: string, seen: string[]) {
   // --- README example (secret from the environment there) ---

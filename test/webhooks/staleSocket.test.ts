@@ -5,7 +5,7 @@
  * request on a socket, as one that closed an idle keep-alive connection would look.
  */
 import https from 'node:https';
-import { postWebhook } from '../../src/activities/webhooks';
+import { postWebhook } from '../../src/lib/outgoingHttp';
 import { makeTestCertificates } from '../support/httpsReceiver';
 
 it('retries on a fresh socket when a reused one is reset, and still reports a reset of a fresh one', async () => {

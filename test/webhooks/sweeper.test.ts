@@ -18,11 +18,11 @@ import { HttpsReceiver, makeTestCertificates, startHttpsReceiver, closedPort } f
 import { workflowsPath } from '../support/workflows';
 import { sleep, waitFor } from './helpers';
 import { loadConfig } from '../../src/config';
-import { setTemporal } from '../../src/temporal/context';
+import { testDependencies } from '../support/dependencies';
 import { workflowIds } from '../../src/temporal/workflowIds';
 import { RETENTION_SCHEDULE_ID } from '../../src/temporal/webhookDefinitions';
 import { startWebhooksDomain } from '../../src/services/domains/webhooks';
-import { ensureRetentionSchedule } from '../../src/services/webhookDispatch';
+import { ensureRetentionSchedule } from '../../src/temporal/clients/webhookRetention';
 import { createWebhooksActivities } from '../../src/activities/webhooks';
 import { Event } from '../../src/models/event';
 import { WebhookDelivery } from '../../src/models/webhookDelivery';
@@ -91,22 +91,21 @@ beforeAll(async () => {
   receiver = await startHttpsReceiver(certs);
   const config = { ...loadConfig({ ...process.env, LOG_LEVEL: 'silent' }), webhookAllowPrivateNetworks: true };
   const logger = pino({ level: 'silent' });
+  const deps = testDependencies({ config, logger, temporal: { client, taskQueue: TASK_QUEUE } });
   startWorker = async () => {
     nativeConnection = await NativeConnection.connect({ address: `127.0.0.1:${port}` });
     worker = await Worker.create({
       connection: nativeConnection,
       taskQueue: TASK_QUEUE,
       workflowsPath,
-      activities: createWebhooksActivities({ config, logger, httpsAgent: new https.Agent({ ca: certs.ca, keepAlive: true }) }),
+      activities: createWebhooksActivities({ ...deps, httpsAgent: new https.Agent({ ca: certs.ca, keepAlive: true }) }),
     });
     workerRun = worker.run();
   };
   await startWorker();
-  // The app first (its domains without Temporal), then this file's own dispatch with fast sweeps.
-  api = await startTestApi({}, { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' }, null);
-  const temporal = { client, taskQueue: TASK_QUEUE };
-  setTemporal(temporal);
-  stopDomain = await startWebhooksDomain({ config, logger, temporal }, { intervalMs: 500, minAgeMs: 1_000 });
+  // The app first (its domains without Temporal, its workflow clients on this file's), then this file's own dispatch with fast sweeps.
+  api = await startTestApi({ workflows: deps.workflows }, { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' }, null);
+  stopDomain = await startWebhooksDomain(deps, { intervalMs: 500, minAgeMs: 1_000 });
 });
 
 afterAll(async () => {
@@ -116,7 +115,6 @@ afterAll(async () => {
   await stopServer();
   await receiver?.close();
   await api?.close();
-  setTemporal(null);
 });
 
 describe('webhook dispatch when Temporal is down', () => {

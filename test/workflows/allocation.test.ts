@@ -8,7 +8,9 @@ import { Event } from '../../src/models/event';
 import { Invoice, InvoiceDoc } from '../../src/models/invoice';
 import { AllocationSlot, CryptoTransaction, CryptoTransactionDoc } from '../../src/models/cryptoTransaction';
 import { allocateTransaction, ORPHAN_AFTER_MS } from '../../src/services/allocation';
-import { FixedRateOracle, PriceUnavailableError, setPriceOracle } from '../../src/services/priceOracle';
+import { FixedRateOracle, PriceUnavailableError } from '../../src/services/priceOracle';
+import type { Dependencies } from '../../src/dependencies';
+import { testDependencies } from '../support/dependencies';
 import { sumAmounts, compareAmounts } from '../../src/billing/money';
 import { BTC_BECH32, customerWithWallet, invoiceOf, txHash } from '../crypto/helpers';
 
@@ -16,10 +18,13 @@ useTestDatabase();
 const taskQueue = 'allocation-test';
 let env: TestWorkflowEnvironment;
 let api: TestApi;
+/** What the test's own allocation calls run with: the API's settings and Temporal client. */
+let deps: Dependencies;
 
 beforeAll(async () => {
   env = await timeSkippingEnvironment();
   api = await startTestApi({}, {}, { client: env.client, taskQueue });
+  deps = testDependencies({ temporal: { client: env.client, taskQueue } });
 });
 afterAll(async () => {
   await api?.close();
@@ -84,7 +89,7 @@ describe('allocation workflow', () => {
       expect(await Event.countDocuments({ event: 'invoice.paid', 'payload.id': invoice.id })).toBe(1);
       expect(await Event.countDocuments({ event: 'transaction_allocation.created', 'payload.crypto_transaction_id': tx.id })).toBe(1);
       // A replayed activity changes nothing.
-      expect(await allocateTransaction(tx.id)).toMatchObject({ status: 'already_allocated' });
+      expect(await allocateTransaction(deps, tx.id)).toMatchObject({ status: 'already_allocated' });
       expect(await Event.countDocuments({ event: 'invoice.paid', 'payload.id': invoice.id })).toBe(1);
       await replay(keepHistory('allocation-pays-invoice', await handle().fetchHistory()), 'replay-allocation');
     });
@@ -111,30 +116,23 @@ describe('allocation workflow', () => {
 
   it('retries while the price oracle is down, then allocates', async () => {
     let calls = 0;
-    const prev = setPriceOracle(
-      {
-        async usdPrice(currency) {
-          calls += 1;
-          if (calls <= 2) throw new PriceUnavailableError('oracle down');
-          return new FixedRateOracle().usdPrice(currency);
-        },
+    const priceOracle = {
+      async usdPrice(currency: 'BTC' | 'ETH') {
+        calls += 1;
+        if (calls <= 2) throw new PriceUnavailableError('oracle down');
+        return new FixedRateOracle().usdPrice(currency);
       },
-      false,
-    );
-    try {
-      const worker = await createTestWorker(env, taskQueue);
-      await worker.runUntil(async () => {
-        const { a, customer, btc, handle } = await setup();
-        const invoice = await invoiceOf(a.api, customer.id, '100.00', '2027-01-01');
-        await a.api.post('/v1/crypto_transactions', { to_address_id: btc.id, amount: '0.002', currency_code: 'BTC', transaction_id: txHash() });
-        expect(await handle().result()).toBe(1);
-        // Two failed calls, then at least the successful one (other workflows of the worker may price too).
-        expect(calls).toBeGreaterThanOrEqual(3);
-        expect((await a.api.get(`/v1/invoices/${invoice.id}`)).body.status).toBe('paid');
-      });
-    } finally {
-      setPriceOracle(prev, false);
-    }
+    };
+    const worker = await createTestWorker(env, taskQueue, {}, {}, { priceOracle });
+    await worker.runUntil(async () => {
+      const { a, customer, btc, handle } = await setup();
+      const invoice = await invoiceOf(a.api, customer.id, '100.00', '2027-01-01');
+      await a.api.post('/v1/crypto_transactions', { to_address_id: btc.id, amount: '0.002', currency_code: 'BTC', transaction_id: txHash() });
+      expect(await handle().result()).toBe(1);
+      // Two failed calls, then at least the successful one (other workflows of the worker may price too).
+      expect(calls).toBeGreaterThanOrEqual(3);
+      expect((await a.api.get(`/v1/invoices/${invoice.id}`)).body.status).toBe('paid');
+    });
   });
 });
 
@@ -200,7 +198,7 @@ describe('allocation without serialization', () => {
       })),
     );
     const ids = docs.map((d) => String(d._id));
-    await Promise.all(ids.map((id) => allocateTransaction(id, { attempts: 50 })));
+    await Promise.all(ids.map((id) => allocateTransaction(deps, id, { attempts: 50 })));
     await checkConservation(ids);
     // 6 x 45.00 = 270.00 for 200.00 of invoices.
     expect(await checkNoOverApply(customer.id)).toBe('200.00');
@@ -221,10 +219,10 @@ describe('allocation without serialization', () => {
       wallet_id: btc.wallet_id, customer_id: null, dedupe_key: `k-acct-${customer.id}`,
     }]);
     const id = String(doc._id);
-    expect(await allocateTransaction(id)).toMatchObject({ status: 'allocated', allocations: 1 });
+    expect(await allocateTransaction(deps, id)).toMatchObject({ status: 'allocated', allocations: 1 });
     // As if the process died after paying the invoice, before the transaction was finished.
     await CryptoTransaction.updateOne({ _id: id }, { $set: { allocations: [], unallocated_amount: null, allocated_at: null } });
-    expect(await allocateTransaction(id)).toMatchObject({ status: 'allocated', allocations: 1, unallocated: '0.00' });
+    expect(await allocateTransaction(deps, id)).toMatchObject({ status: 'allocated', allocations: 1, unallocated: '0.00' });
     expect((await a.api.get(`/v1/invoices/${older.id}`)).body).toMatchObject({ status: 'paid', amount_paid: '100.00' });
     expect((await a.api.get(`/v1/invoices/${newer.id}`)).body).toMatchObject({ status: 'pending', amount_paid: '0.00' });
     await checkConservation([id]);

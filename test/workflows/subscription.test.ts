@@ -7,18 +7,20 @@ import { workflowIds } from '../../src/temporal/workflowIds';
 import { scheduleQuery } from '../../src/temporal/subscriptionDefinitions';
 import { Event } from '../../src/models/event';
 import { Invoice } from '../../src/models/invoice';
-import { setTemporal } from '../../src/temporal/context';
+import type { TemporalContext } from '../../src/temporal/context';
 
 useTestDatabase();
 let env: TestWorkflowEnvironment;
 let api: TestApi;
 let taskQueue = '';
 let queues = 0;
+/** The API's Temporal client; its task queue changes per test. */
+let temporal: TemporalContext;
 
 // A task queue per test: workflows left running by one test never land on the next test's worker.
 beforeEach(() => {
   taskQueue = `subscription-test-${++queues}`;
-  setTemporal({ client: env.client, taskQueue });
+  temporal.taskQueue = taskQueue;
 });
 
 // Workflows left running with pending timers and no worker would hold the test server's clock.
@@ -33,7 +35,8 @@ afterEach(async () => {
 
 beforeAll(async () => {
   env = await timeSkippingEnvironment();
-  api = await startTestApi({}, {}, { client: env.client, taskQueue: 'unused' });
+  temporal = { client: env.client, taskQueue: 'unused' };
+  api = await startTestApi({}, {}, temporal);
 });
 afterAll(async () => {
   await api?.close();

@@ -1,4 +1,5 @@
 import type Router from '@koa/router';
+import type { RouteDeps } from '../app';
 import type { AppState, Ctx } from '../context';
 import { scopeOf } from '../context';
 import { compile, idParam, pageQuery, s } from '../validation';
@@ -36,7 +37,7 @@ export const allocationBody = compile<{ invoice_id: string; amount_applied?: str
   properties: { invoice_id: s.id, amount_applied: { type: 'string', maxLength: 20 } },
 });
 
-export function cryptoTransactionRoutes(router: Router<AppState>) {
+export function cryptoTransactionRoutes(router: Router<AppState>, deps: RouteDeps) {
   router.get('/crypto_transactions', async (ctx: Ctx) => {
     ctx.body = await listCryptoTransactions(scopeOf(ctx), pageQuery(ctx.query).page);
   });
@@ -45,10 +46,10 @@ export function cryptoTransactionRoutes(router: Router<AppState>) {
   });
   router.post('/crypto_transactions', async (ctx: Ctx) => {
     ctx.status = 201;
-    ctx.body = await createCryptoTransaction(scopeOf(ctx), createBody(ctx.request.body));
+    ctx.body = await createCryptoTransaction(deps, scopeOf(ctx), createBody(ctx.request.body));
   });
   router.post('/crypto_transactions/:id/allocations', async (ctx: Ctx) => {
     ctx.status = 201;
-    ctx.body = await createManualAllocation(scopeOf(ctx), idParam(ctx.params.id), allocationBody(ctx.request.body));
+    ctx.body = await createManualAllocation(deps, scopeOf(ctx), idParam(ctx.params.id), allocationBody(ctx.request.body));
   });
 }

@@ -1,11 +1,13 @@
 import type Router from '@koa/router';
+import type { RouteDeps } from '../app';
 import type { AppState, Ctx } from '../context';
 import { scopeOf } from '../context';
 import { idParam, pageQuery } from '../validation';
 import { createCustomerBody, updateCustomerBody } from './schema';
-import { createCustomer, deleteCustomer, getCustomer, listCustomers, updateCustomer } from '../../services/customers';
+import { createCustomer, getCustomer, listCustomers, updateCustomer } from '../../services/customers';
+import { deleteCustomer } from '../../services/customerDeletion';
 
-export function customerRoutes(router: Router<AppState>) {
+export function customerRoutes(router: Router<AppState>, deps: RouteDeps) {
   router.get('/customers', async (ctx: Ctx) => {
     ctx.body = await listCustomers(scopeOf(ctx), pageQuery(ctx.query).page);
   });
@@ -20,7 +22,7 @@ export function customerRoutes(router: Router<AppState>) {
     ctx.body = await updateCustomer(scopeOf(ctx), idParam(ctx.params.id), updateCustomerBody(ctx.request.body));
   });
   router.delete('/customers/:id', async (ctx: Ctx) => {
-    await deleteCustomer(scopeOf(ctx), idParam(ctx.params.id));
+    await deleteCustomer(deps, scopeOf(ctx), idParam(ctx.params.id));
     ctx.status = 204;
   });
 }

@@ -1,11 +1,12 @@
 import type Router from '@koa/router';
+import type { RouteDeps } from '../app';
 import type { AppState, Ctx } from '../context';
 import { scopeOf } from '../context';
 import { idParam } from '../validation';
 import { createInvoiceBody, listInvoicesQuery, updateInvoiceBody } from './schema';
 import { createInvoice, deleteInvoice, getInvoice, listInvoices, updateInvoice } from '../../services/invoices';
 
-export function invoiceRoutes(router: Router<AppState>) {
+export function invoiceRoutes(router: Router<AppState>, deps: RouteDeps) {
   router.get('/invoices', async (ctx: Ctx) => {
     const { page, ...filter } = listInvoicesQuery(ctx.query);
     ctx.body = await listInvoices(scopeOf(ctx), page, filter);
@@ -15,13 +16,13 @@ export function invoiceRoutes(router: Router<AppState>) {
   });
   router.post('/invoices', async (ctx: Ctx) => {
     ctx.status = 201;
-    ctx.body = await createInvoice(scopeOf(ctx), createInvoiceBody(ctx.request.body));
+    ctx.body = await createInvoice(deps, scopeOf(ctx), createInvoiceBody(ctx.request.body));
   });
   router.patch('/invoices/:id', async (ctx: Ctx) => {
-    ctx.body = await updateInvoice(scopeOf(ctx), idParam(ctx.params.id), updateInvoiceBody(ctx.request.body));
+    ctx.body = await updateInvoice(deps, scopeOf(ctx), idParam(ctx.params.id), updateInvoiceBody(ctx.request.body));
   });
   router.delete('/invoices/:id', async (ctx: Ctx) => {
-    await deleteInvoice(scopeOf(ctx), idParam(ctx.params.id));
+    await deleteInvoice(deps, scopeOf(ctx), idParam(ctx.params.id));
     ctx.status = 204;
   });
 }

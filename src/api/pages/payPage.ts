@@ -26,7 +26,8 @@ function noFraming(ctx: Ctx) {
 }
 
 // Each load looks a secret up: the same per-IP rate as the public claim routes it calls.
-export function payPageRoutes(router: Router<AppState>, { payPageLimit: limit }: RouteDeps) {
+export function payPageRoutes(router: Router<AppState>, deps: RouteDeps) {
+  const limit = deps.payPageLimit;
   const script = payPageScript();
 
   router.get('/pay/assets/:file', (ctx: Ctx) => {
@@ -38,7 +39,7 @@ export function payPageRoutes(router: Router<AppState>, { payPageLimit: limit }:
   });
 
   router.get('/pay/:secret', limit, async (ctx: Ctx) => {
-    const view: PayPageView = await findPublicPaymentClaimLink(String(ctx.params.secret));
+    const view: PayPageView = await findPublicPaymentClaimLink(deps, String(ctx.params.secret));
     // The page explains what is wrong either way; the status tells crawlers and tools.
     ctx.status = view ? 200 : 404;
     ctx.type = 'text/html; charset=utf-8';

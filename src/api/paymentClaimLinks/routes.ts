@@ -1,4 +1,5 @@
 import type Router from '@koa/router';
+import type { RouteDeps } from '../app';
 import type { AppState, Ctx } from '../context';
 import { scopeOf } from '../context';
 import { compile, idParam, pageQuery, s } from '../validation';
@@ -23,19 +24,19 @@ export const createBody = compile<PaymentClaimLinkInput>({
   },
 });
 
-export function paymentClaimLinkRoutes(router: Router<AppState>) {
+export function paymentClaimLinkRoutes(router: Router<AppState>, deps: RouteDeps) {
   router.get('/payment_claim_links', async (ctx: Ctx) => {
-    ctx.body = await listPaymentClaimLinks(scopeOf(ctx), pageQuery(ctx.query).page);
+    ctx.body = await listPaymentClaimLinks(deps, scopeOf(ctx), pageQuery(ctx.query).page);
   });
   router.get('/payment_claim_links/:id', async (ctx: Ctx) => {
-    ctx.body = await getPaymentClaimLink(scopeOf(ctx), idParam(ctx.params.id));
+    ctx.body = await getPaymentClaimLink(deps, scopeOf(ctx), idParam(ctx.params.id));
   });
   router.post('/payment_claim_links', async (ctx: Ctx) => {
     ctx.status = 201;
-    ctx.body = await createPaymentClaimLink(scopeOf(ctx), createBody(ctx.request.body));
+    ctx.body = await createPaymentClaimLink(deps, scopeOf(ctx), createBody(ctx.request.body));
   });
   router.delete('/payment_claim_links/:id', async (ctx: Ctx) => {
-    await deletePaymentClaimLink(scopeOf(ctx), idParam(ctx.params.id));
+    await deletePaymentClaimLink(deps, scopeOf(ctx), idParam(ctx.params.id));
     ctx.status = 204;
   });
 }

@@ -1,4 +1,5 @@
 import type Router from '@koa/router';
+import type { RouteDeps } from '../app';
 import type { AppState, Ctx } from '../context';
 import { scopeOf } from '../context';
 import { compile, compileQuery, idParam, s } from '../validation';
@@ -22,7 +23,7 @@ const userOf = (ctx: Ctx): number => {
   return auth.userId;
 };
 
-export function paymentClaimRoutes(router: Router<AppState>) {
+export function paymentClaimRoutes(router: Router<AppState>, deps: RouteDeps) {
   router.get('/crypto_payment_claims', async (ctx: Ctx) => {
     const { page, ...filter } = listQuery(ctx.query);
     ctx.body = await listPaymentClaims(scopeOf(ctx), page, filter);
@@ -31,7 +32,7 @@ export function paymentClaimRoutes(router: Router<AppState>) {
     ctx.body = await getPaymentClaim(scopeOf(ctx), idParam(ctx.params.id));
   });
   router.post('/crypto_payment_claims/:id/approval', async (ctx: Ctx) => {
-    ctx.body = await approvePaymentClaim(scopeOf(ctx), userOf(ctx), idParam(ctx.params.id));
+    ctx.body = await approvePaymentClaim(deps, scopeOf(ctx), userOf(ctx), idParam(ctx.params.id));
   });
   router.post('/crypto_payment_claims/:id/rejection', async (ctx: Ctx) => {
     const { reason } = rejectionBody(ctx.request.body);

@@ -1,11 +1,12 @@
 import type Router from '@koa/router';
+import type { RouteDeps } from '../app';
 import type { AppState, Ctx } from '../context';
 import { scopeOf } from '../context';
 import { idParam, pageQuery } from '../validation';
 import { createPriceBody, updatePriceBody } from './schema';
 import { createPrice, deletePrice, getPrice, listPrices, updatePrice } from '../../services/prices';
 
-export function priceRoutes(router: Router<AppState>) {
+export function priceRoutes(router: Router<AppState>, deps: RouteDeps) {
   router.get('/prices', async (ctx: Ctx) => {
     ctx.body = await listPrices(scopeOf(ctx), pageQuery(ctx.query).page);
   });
@@ -20,7 +21,7 @@ export function priceRoutes(router: Router<AppState>) {
     ctx.body = await updatePrice(scopeOf(ctx), idParam(ctx.params.id), updatePriceBody(ctx.request.body));
   });
   router.delete('/prices/:id', async (ctx: Ctx) => {
-    await deletePrice(scopeOf(ctx), idParam(ctx.params.id));
+    await deletePrice(deps, scopeOf(ctx), idParam(ctx.params.id));
     ctx.status = 204;
   });
 }

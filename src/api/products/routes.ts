@@ -1,11 +1,12 @@
 import type Router from '@koa/router';
+import type { RouteDeps } from '../app';
 import type { AppState, Ctx } from '../context';
 import { scopeOf } from '../context';
 import { idParam, pageQuery } from '../validation';
 import { createProductBody, updateProductBody } from './schema';
 import { createProduct, deleteProduct, getProduct, listProducts, updateProduct } from '../../services/products';
 
-export function productRoutes(router: Router<AppState>) {
+export function productRoutes(router: Router<AppState>, deps: RouteDeps) {
   router.get('/products', async (ctx: Ctx) => {
     ctx.body = await listProducts(scopeOf(ctx), pageQuery(ctx.query).page);
   });
@@ -20,7 +21,7 @@ export function productRoutes(router: Router<AppState>) {
     ctx.body = await updateProduct(scopeOf(ctx), idParam(ctx.params.id), updateProductBody(ctx.request.body));
   });
   router.delete('/products/:id', async (ctx: Ctx) => {
-    await deleteProduct(scopeOf(ctx), idParam(ctx.params.id));
+    await deleteProduct(deps, scopeOf(ctx), idParam(ctx.params.id));
     ctx.status = 204;
   });
 }

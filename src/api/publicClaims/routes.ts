@@ -17,14 +17,15 @@ export const claimBody = compile<PublicClaimInput>({
 });
 
 /** Unauthenticated: the customer's side of a payment claim link, rate-limited per IP (one window for both mounts). */
-export function publicClaimRoutes(router: Router<AppState>, { publicClaimLimit: limit }: RouteDeps) {
+export function publicClaimRoutes(router: Router<AppState>, deps: RouteDeps) {
+  const limit = deps.publicClaimLimit;
   router.get('/public/payment_claim_links/:secret', limit, async (ctx: Ctx) => {
     ctx.set('Cache-Control', 'no-store');
-    ctx.body = await getPublicPaymentClaimLink(String(ctx.params.secret));
+    ctx.body = await getPublicPaymentClaimLink(deps, String(ctx.params.secret));
   });
   router.post('/public/payment_claim_links/:secret/claims', limit, async (ctx: Ctx) => {
     const body = claimBody(ctx.request.body);
     ctx.status = 201;
-    ctx.body = await submitPaymentClaim(String(ctx.params.secret), { ...body, verification: body.verification ?? undefined });
+    ctx.body = await submitPaymentClaim(deps, String(ctx.params.secret), { ...body, verification: body.verification ?? undefined });
   });
 }

@@ -1,4 +1,5 @@
 import type Router from '@koa/router';
+import type { RouteDeps } from '../app';
 import type { AppState, Ctx } from '../context';
 import { scopeOf } from '../context';
 import { idParam, pageQuery } from '../validation';
@@ -8,11 +9,11 @@ import {
   deleteSubscription,
   getSubscription,
   listSubscriptions,
-  subscriptionTimeline,
   updateSubscription,
 } from '../../services/subscriptions';
+import { subscriptionTimeline } from '../../services/subscriptionTimeline';
 
-export function subscriptionRoutes(router: Router<AppState>) {
+export function subscriptionRoutes(router: Router<AppState>, deps: RouteDeps) {
   router.get('/subscriptions', async (ctx: Ctx) => {
     ctx.body = await listSubscriptions(scopeOf(ctx), pageQuery(ctx.query).page);
   });
@@ -24,13 +25,13 @@ export function subscriptionRoutes(router: Router<AppState>) {
   });
   router.post('/subscriptions', async (ctx: Ctx) => {
     ctx.status = 201;
-    ctx.body = await createSubscription(scopeOf(ctx), createSubscriptionBody(ctx.request.body));
+    ctx.body = await createSubscription(deps, scopeOf(ctx), createSubscriptionBody(ctx.request.body));
   });
   router.patch('/subscriptions/:id', async (ctx: Ctx) => {
-    ctx.body = await updateSubscription(scopeOf(ctx), idParam(ctx.params.id), updateSubscriptionBody(ctx.request.body));
+    ctx.body = await updateSubscription(deps, scopeOf(ctx), idParam(ctx.params.id), updateSubscriptionBody(ctx.request.body));
   });
   router.delete('/subscriptions/:id', async (ctx: Ctx) => {
-    await deleteSubscription(scopeOf(ctx), idParam(ctx.params.id));
+    await deleteSubscription(deps, scopeOf(ctx), idParam(ctx.params.id));
     ctx.status = 204;
   });
 }

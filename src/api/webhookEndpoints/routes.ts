@@ -1,4 +1,5 @@
 import type Router from '@koa/router';
+import type { RouteDeps } from '../app';
 import type { AppState, Ctx } from '../context';
 import { scopeOf } from '../context';
 import { idParam, pageQuery } from '../validation';
@@ -14,7 +15,7 @@ import {
   updateWebhookEndpoint,
 } from '../../services/webhookEndpoints';
 
-export function webhookEndpointRoutes(router: Router<AppState>) {
+export function webhookEndpointRoutes(router: Router<AppState>, deps: RouteDeps) {
   router.get('/webhook_endpoints', async (ctx: Ctx) => {
     ctx.body = await listWebhookEndpoints(scopeOf(ctx), pageQuery(ctx.query).page);
   });
@@ -23,13 +24,13 @@ export function webhookEndpointRoutes(router: Router<AppState>) {
   });
   router.post('/webhook_endpoints', async (ctx: Ctx) => {
     ctx.status = 201;
-    ctx.body = await createWebhookEndpoint(scopeOf(ctx), createWebhookEndpointBody(ctx.request.body));
+    ctx.body = await createWebhookEndpoint(deps, scopeOf(ctx), createWebhookEndpointBody(ctx.request.body));
   });
   router.put('/webhook_endpoints/:id', async (ctx: Ctx) => {
-    ctx.body = await updateWebhookEndpoint(scopeOf(ctx), idParam(ctx.params.id), updateWebhookEndpointBody(ctx.request.body));
+    ctx.body = await updateWebhookEndpoint(deps, scopeOf(ctx), idParam(ctx.params.id), updateWebhookEndpointBody(ctx.request.body));
   });
   router.delete('/webhook_endpoints/:id', async (ctx: Ctx) => {
-    await deleteWebhookEndpoint(scopeOf(ctx), idParam(ctx.params.id));
+    await deleteWebhookEndpoint(deps, scopeOf(ctx), idParam(ctx.params.id));
     ctx.status = 204;
   });
   router.post('/webhook_endpoints/:id/regenerate_secret', async (ctx: Ctx) => {
@@ -40,6 +41,6 @@ export function webhookEndpointRoutes(router: Router<AppState>) {
   });
   router.post('/webhook_endpoints/:id/events/:event_id/redeliver', async (ctx: Ctx) => {
     ctx.status = 201;
-    ctx.body = await redeliverWebhookEvent(scopeOf(ctx), idParam(ctx.params.id), idParam(ctx.params.event_id));
+    ctx.body = await redeliverWebhookEvent(deps, scopeOf(ctx), idParam(ctx.params.id), idParam(ctx.params.event_id));
   });
 }

@@ -1,7 +1,7 @@
-import type { DomainRuntime } from '../runtime';
+import type { Dependencies } from '../../dependencies';
 import { onEventRecorded } from '../events';
-import { dispatchEvent, SweeperOptions, startSweeper } from '../webhookDispatch';
-import { configureWebhookEndpoints } from '../webhookEndpoints';
+import { dispatchEvent } from '../webhookDispatch';
+import { SweeperOptions, startSweeper } from '../webhookSweeper';
 
 const DEFAULTS: SweeperOptions = {
   // The listener normally dispatches within milliseconds; the sweeper is the safety net.
@@ -12,12 +12,10 @@ const DEFAULTS: SweeperOptions = {
 };
 
 /**
- * Start-up of the webhooks domain in a process that serves the API or runs the worker: the URL
- * rules from config, the listener that starts deliveries as events are recorded, the sweeper
+ * Start-up of the webhooks domain in a process that serves the API or runs the worker: the listener that starts deliveries as events are recorded, the sweeper
  * and the retention Schedule. Returns a stop function.
  */
-export async function startWebhooksDomain(rt: DomainRuntime, opts: Partial<SweeperOptions> = {}): Promise<() => Promise<void>> {
-  configureWebhookEndpoints({ allowPrivateNetworks: rt.config.webhookAllowPrivateNetworks });
+export async function startWebhooksDomain(rt: Dependencies, opts: Partial<SweeperOptions> = {}): Promise<() => Promise<void>> {
   const temporal = rt.temporal;
   if (!temporal) return async () => undefined;
   const unlisten = onEventRecorded(async (event) => {

@@ -1,5 +1,5 @@
-import type { DomainRuntime } from '../runtime';
-import { configureWorkflowStarts, startWorkflowStartSweeper, WorkflowStartSweeperOptions } from '../workflowStarts';
+import type { Dependencies } from '../../dependencies';
+import { startWorkflowStartSweeper, WorkflowStartSweeperOptions } from '../workflowStarts';
 
 const DEFAULTS: WorkflowStartSweeperOptions = {
   // Starts are normally made by the request itself; the sweeper is the safety net (as for webhooks).
@@ -10,12 +10,10 @@ const DEFAULTS: WorkflowStartSweeperOptions = {
 };
 
 /**
- * Start-up of the workflow-start outbox in a process that serves the API or runs the worker: its
- * logger, and the sweeper that starts what Temporal could not take when it was asked. Returns a
- * stop function.
+ * Start-up of the workflow-start outbox in a process that serves the API or runs the worker: the
+ * sweeper that starts what Temporal could not take when it was asked. Returns a stop function.
  */
-export async function startWorkflowStartsDomain(rt: DomainRuntime, opts: Partial<WorkflowStartSweeperOptions> = {}): Promise<() => Promise<void>> {
-  configureWorkflowStarts({ logger: rt.logger });
-  if (!rt.temporal) return async () => undefined;
-  return startWorkflowStartSweeper(rt.temporal, rt.logger, { ...DEFAULTS, ...opts });
+export async function startWorkflowStartsDomain(rt: Pick<Dependencies, 'workflows'>, opts: Partial<WorkflowStartSweeperOptions> = {}): Promise<() => Promise<void>> {
+  if (!rt.workflows.outbox) return async () => undefined;
+  return startWorkflowStartSweeper(rt.workflows.outbox, { ...DEFAULTS, ...opts });
 }

@@ -61,7 +61,7 @@
   }
 
   // ---- live status -------------------------------------------------------------------------
-  // The same words as src/crypto/paymentStatus.ts paymentStatusText (the page is first rendered with those).
+  // The same words as src/cryptocurrency/paymentStatus.ts paymentStatusText (the page is first rendered with those).
   function statusText(s) {
     if (s.state === 'paid') return 'Paid. Thank you: this payment is complete.';
     if (s.state === 'detected') return 'Payment detected (' + s.confirmations + ' of ' + s.confirmations_required + ' confirmations). It is final once it has ' + s.confirmations_required + '.';

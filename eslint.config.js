@@ -1,0 +1,77 @@
+/**
+ * `npm run lint` (and `npm test`, next to `tsc --noEmit`): import cycles and the layer rules of
+ * the README's "Layout". Only what the code already keeps is enforced; style is left to review.
+ */
+const tseslint = require('typescript-eslint');
+const importPlugin = require('eslint-plugin-import');
+
+/** Imports that do I/O (network, disk, processes, database, Temporal, HTTP server, logging). */
+const IO_MODULES = [
+  'mongoose', 'koa', '@koa/*', 'pino', 'ethers', '@temporalio/*',
+  'node:fs', 'node:fs/*', 'node:net', 'node:http', 'node:https', 'node:http2', 'node:dns', 'node:dns/*', 'node:child_process', 'node:worker_threads',
+  'fs', 'fs/*', 'net', 'http', 'https', 'http2', 'dns', 'dns/*', 'child_process',
+];
+/** The I/O layers of this code base, as import paths (chains/scan holds pure scan rules). */
+const IO_LAYERS_REGEX = '(^|/)(models|services|db|activities|workflows|api|metrics|config|temporal|cli)(/|$)|(^|/)chains(/(?!scan$)|$)';
+
+const restricted = (...patterns) => ['error', { patterns }];
+
+module.exports = tseslint.config(
+  { ignores: ['node_modules/**', '.tools/**', '.data/**', 'coverage/**', '**/*.js', '**/*.cjs', '**/*.mjs'] },
+  {
+    files: ['**/*.ts'],
+    languageOptions: { parser: tseslint.parser, ecmaVersion: 2022, sourceType: 'module' },
+    plugins: { '@typescript-eslint': tseslint.plugin, import: importPlugin },
+    settings: {
+      'import/parsers': { '@typescript-eslint/parser': ['.ts'] },
+      'import/resolver': { node: { extensions: ['.ts', '.js', '.json'] } },
+    },
+    linterOptions: { reportUnusedDisableDirectives: 'off' },
+    rules: {
+      // Type-only imports are not counted (the plugin skips them): they vanish at run time.
+      'import/no-cycle': ['error', { ignoreExternal: true }],
+    },
+  },
+  {
+    // Workflows run in Temporal's deterministic sandbox: only the workflow API, the shared
+    // definitions, pure billing rules, and the activities' types.
+    files: ['src/workflows/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': restricted(
+        {
+          regex: '^(?!@temporalio/workflow$|\\.\\./temporal/\\w+Definitions$|\\.\\./temporal/activityOptions$|\\.\\./billing/\\w+$|\\.\\./activities$|\\./\\w+$)',
+          message: 'Workflows import only @temporalio/workflow, src/temporal/*Definitions, activityOptions, pure src/billing modules and activity types.',
+        },
+        { regex: '^\\.\\./activities$', allowTypeImports: true, message: 'Workflows import activities as types only (proxyActivities).' },
+      ),
+    },
+  },
+  {
+    // Pure domain logic: money, calendar, proration; cryptocurrency addresses, amounts, allocation.
+    files: ['src/billing/**/*.ts', 'src/cryptocurrency/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': restricted(
+        { group: IO_MODULES, message: 'Pure billing and cryptocurrency modules do no I/O.' },
+        { regex: IO_LAYERS_REGEX, message: 'Pure billing and cryptocurrency modules import no I/O layer.' },
+      ),
+    },
+  },
+  {
+    files: ['src/api/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': restricted({
+        regex: '(^|/)(activities|workflows)(/|$)',
+        message: 'The API calls services; it never imports activities or workflows.',
+      }),
+    },
+  },
+  {
+    files: ['src/services/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': restricted({
+        regex: '(^|/)workflows(/|$)',
+        message: 'Services start and signal workflows through their clients in src/temporal/clients, never by importing workflow modules.',
+      }),
+    },
+  },
+);

@@ -1,0 +1,28 @@
+/**
+ * What the services, activities and routes are built from: built once at start-up
+ * (`createDependencies`, in services/process.ts) and passed down, never set in module state.
+ * Tests build their own (test/support/dependencies.ts): the same real database, their own
+ * price oracle, settings and workflow clients.
+ */
+import type { Logger } from 'pino';
+import type { Config } from './config';
+import type { TemporalContext } from './temporal/context';
+import { temporalWorkflows, Workflows } from './temporal/clients';
+import { CachedOracle, PriceOracle, priceOracleFromConfig } from './services/priceOracle';
+
+export interface Dependencies {
+  /** Settings: slippage tolerance, payment claims (PUBLIC_URL, CLAIM_*), webhook URL rules, ... */
+  config: Config;
+  logger: Logger;
+  /** USD prices of crypto payments (the configured provider, cached per minute). */
+  priceOracle: PriceOracle;
+  /** The process's Temporal client, for the sweepers and webhook dispatch; null where none runs. */
+  temporal: TemporalContext | null;
+  /** One client per workflow (src/temporal/clients). */
+  workflows: Workflows;
+}
+
+export function createDependencies(opts: { config: Config; logger: Logger; temporal: TemporalContext }): Dependencies {
+  const { config, logger, temporal } = opts;
+  return { config, logger, temporal, priceOracle: new CachedOracle(priceOracleFromConfig(config.priceOracle)), workflows: temporalWorkflows(temporal, logger) };
+}
