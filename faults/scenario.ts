@@ -58,8 +58,15 @@ export async function startScenarioApp(ctx: ScenarioContext, name: string, extra
   const taskQueue = `faults-${suffix}`;
   const { api, worker, apiUrl } = await appProcesses({ runtime: ctx.runtime, mongodbUri, temporalAddress: ctx.temporalAddress, taskQueue, runDir: ctx.runDir, extraEnv });
   await connectDatabase(mongodbUri);
-  await worker.start();
-  await api.start();
+  try {
+    await worker.start();
+    await api.start();
+  } catch (err) {
+    // A part that did not come up must not leave the other running past the test.
+    await Promise.all([api.stop('SIGKILL'), worker.stop('SIGKILL')]);
+    await disconnectDatabase();
+    throw err;
+  }
   const email = `faults-${suffix}@example.com`;
   const password = 'a-long-password';
   const account = await createAccount({ email, password });
