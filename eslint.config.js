@@ -12,7 +12,7 @@ const IO_MODULES = [
   'fs', 'fs/*', 'net', 'http', 'https', 'http2', 'dns', 'dns/*', 'child_process',
 ];
 /** The I/O layers of this code base, as import paths (chains/scan holds pure scan rules). */
-const IO_LAYERS_REGEX = '(^|/)(models|services|db|activities|workflows|api|metrics|config|temporal|cli)(/|$)|(^|/)chains(/(?!scan$)|$)';
+const IO_LAYERS_REGEX = '(^|/)(models|services|startup|db|activities|workflows|api|metrics|config|temporal|cli)(/|$)|(^|/)chains(/(?!scan$)|$)';
 
 const restricted = (...patterns) => ['error', { patterns }];
 

@@ -2,7 +2,7 @@
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { disconnectDatabase } from './src/db/connection';
 import { createActivities } from './src/activities';
-import { bootProcess } from './src/services/process';
+import { bootProcess } from './src/startup/process';
 import { ensureChainWatchers } from './src/services/chainWatcher';
 import { oldestUndispatchedEventAt } from './src/services/webhookSweeper';
 import { createWorkerMetrics } from './src/metrics/worker';

@@ -14,7 +14,7 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import { connectDatabase, disconnectDatabase } from '../src/db/connection';
 import { loadConfig } from '../src/config';
 import { createWebhooksActivities } from '../src/activities/webhooks';
-import { startWebhooksDomain } from '../src/services/domains/webhooks';
+import { startWebhooksDomain } from '../src/startup/domains/webhooks';
 import { recordEvent } from '../src/services/events';
 import { WebhookEndpoint } from '../src/models/webhookEndpoint';
 import { newId, ID_PREFIX, randomString } from '../src/lib/ids';

@@ -1,6 +1,6 @@
 /**
  * What the services, activities and routes are built from: built once at start-up
- * (`createDependencies`, in services/process.ts) and passed down, never set in module state.
+ * (`createDependencies`, in startup/process.ts) and passed down, never set in module state.
  * Tests build their own (test/support/dependencies.ts): the same real database, their own
  * price oracle, settings and workflow clients.
  */

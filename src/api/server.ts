@@ -2,7 +2,7 @@
 import { disconnectDatabase, pingDatabase } from '../db/connection';
 import { pingTemporal } from '../temporal/client';
 import { createApp } from './app';
-import { bootProcess } from '../services/process';
+import { bootProcess } from '../startup/process';
 
 /** How long no request must be in flight before the listener closes. */
 const QUIET_MS = 300;

@@ -18,7 +18,7 @@ import { createActivities } from '../../src/activities';
 import type { Dependencies } from '../../src/dependencies';
 import { testDependencies } from '../support/dependencies';
 import { workflowIds } from '../../src/temporal/workflowIds';
-import { startWorkflowStartsDomain } from '../../src/services/domains/workflowStarts';
+import { startWorkflowStartsDomain } from '../../src/startup/domains/workflowStarts';
 import { START_DEADLINE_MS, sweepWorkflowStarts } from '../../src/services/workflowStarts';
 import { WorkflowStart } from '../../src/models/workflowStart';
 import { allocateSignal } from '../../src/temporal/cryptoDefinitions';

@@ -21,7 +21,7 @@ import { loadConfig } from '../../src/config';
 import { testDependencies } from '../support/dependencies';
 import { workflowIds } from '../../src/temporal/workflowIds';
 import { BACKOFF_MS, JITTER, MAX_ATTEMPTS } from '../../src/temporal/webhookDefinitions';
-import { startWebhooksDomain } from '../../src/services/domains/webhooks';
+import { startWebhooksDomain } from '../../src/startup/domains/webhooks';
 import { createWebhooksActivities } from '../../src/activities/webhooks';
 import { newDeliveryRecord } from '../../src/services/webhookDispatch';
 import { sweepUndispatchedEvents } from '../../src/services/webhookSweeper';

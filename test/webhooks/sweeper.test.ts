@@ -21,7 +21,7 @@ import { loadConfig } from '../../src/config';
 import { testDependencies } from '../support/dependencies';
 import { workflowIds } from '../../src/temporal/workflowIds';
 import { RETENTION_SCHEDULE_ID } from '../../src/temporal/webhookDefinitions';
-import { startWebhooksDomain } from '../../src/services/domains/webhooks';
+import { startWebhooksDomain } from '../../src/startup/domains/webhooks';
 import { ensureRetentionSchedule } from '../../src/temporal/clients/webhookRetention';
 import { createWebhooksActivities } from '../../src/activities/webhooks';
 import { Event } from '../../src/models/event';

@@ -10,7 +10,7 @@ import { connectDatabase } from '../db/connection';
 import { connectTemporal, TemporalHandle } from '../temporal/client';
 import { createDependencies } from '../dependencies';
 import { startDomains } from './runtime';
-import { backfillListedCollections } from './listedCollections';
+import { backfillListedCollections } from '../services/listedCollections';
 
 export function loadConfigOrExit(): Config {
   try {

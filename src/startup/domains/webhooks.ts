@@ -1,7 +1,7 @@
 import type { Dependencies } from '../../dependencies';
-import { onEventRecorded } from '../events';
-import { dispatchEvent } from '../webhookDispatch';
-import { SweeperOptions, startSweeper } from '../webhookSweeper';
+import { onEventRecorded } from '../../services/events';
+import { dispatchEvent } from '../../services/webhookDispatch';
+import { SweeperOptions, startSweeper } from '../../services/webhookSweeper';
 
 const DEFAULTS: SweeperOptions = {
   // The listener normally dispatches within milliseconds; the sweeper is the safety net.

@@ -1,5 +1,5 @@
 import type { Dependencies } from '../../dependencies';
-import { startWorkflowStartSweeper, WorkflowStartSweeperOptions } from '../workflowStarts';
+import { startWorkflowStartSweeper, WorkflowStartSweeperOptions } from '../../services/workflowStarts';
 
 const DEFAULTS: WorkflowStartSweeperOptions = {
   // Starts are normally made by the request itself; the sweeper is the safety net (as for webhooks).
