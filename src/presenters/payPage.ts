@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import { escapeHtml as h } from '../lib/html';
 import { paymentStatusText } from '../cryptocurrency/paymentStatus';
-import type { ClosedPublicLink, PublicPaymentClaimLink } from '../services/paymentClaimLinks';
+import type { ClosedPublicLink, PublicPaymentClaimLink } from '../services/publicPaymentClaimLinks';
 
 export type OpenPublicLink = Extract<PublicPaymentClaimLink, { usable: true }>;
 /** What the page shows: a usable link, a closed one (its status only), or none (unknown secret). */

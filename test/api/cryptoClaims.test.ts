@@ -9,7 +9,7 @@ import { CryptoTransaction } from '../../src/models/cryptoTransaction';
 import { CryptoAddress } from '../../src/models/cryptoAddress';
 import { ChainCursor, ChainPaymentRecord } from '../../src/models/chainPayment';
 import { claimTransactionId } from '../../src/services/paymentClaims';
-import { claimChallengeHmacKey, createClaimChallenge, verifyClaimSolution } from '../../src/services/paymentClaimLinks';
+import { claimChallengeHmacKey, createClaimChallenge, verifyClaimSolution } from '../../src/services/claimChallenges';
 import { ConfigError, loadConfig } from '../../src/config';
 import type { TemporalContext } from '../../src/temporal/context';
 import { claimLinkWorkflows } from '../../src/temporal/clients/claimLink';

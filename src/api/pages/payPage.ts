@@ -8,7 +8,7 @@ import { projectPath } from '../../lib/projectRoot';
 import type Router from '@koa/router';
 import type { AppState, Ctx } from '../context';
 import type { RouteDeps } from '../app';
-import { findPublicPaymentClaimLink, payPageQrUri } from '../../services/paymentClaimLinks';
+import { findPublicPaymentClaimLink, payPageQrUri } from '../../services/publicPaymentClaimLinks';
 import { PayPageScript, PayPageView, payPageContentSecurityPolicy, renderPayPage, scriptIntegrity } from '../../presenters/payPage';
 import { qrCodeSvg } from '../../presenters/qrCode';
 

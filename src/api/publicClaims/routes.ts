@@ -2,7 +2,8 @@ import type Router from '@koa/router';
 import type { AppState, Ctx } from '../context';
 import { compile } from '../validation';
 import type { RouteDeps } from '../app';
-import { getPublicPaymentClaimLink, PublicClaimInput, submitPaymentClaim } from '../../services/paymentClaimLinks';
+import { getPublicPaymentClaimLink } from '../../services/publicPaymentClaimLinks';
+import { PublicClaimInput, submitPaymentClaim } from '../../services/paymentClaimSubmission';
 
 export const claimBody = compile<PublicClaimInput>({
   type: 'object',

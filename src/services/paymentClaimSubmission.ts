@@ -1,0 +1,95 @@
+/** A customer's payment claim through a link: one use of the link, a pending claim for the merchant to review. */
+import { PaymentClaimLink, PaymentClaimLinkDoc, PaymentClaimLinkUse } from '../models/paymentClaimLink';
+import { isDuplicateKey } from '../models/errors';
+import { PaymentClaim, PaymentClaimDoc } from '../models/paymentClaim';
+import { scopeFilter, scopeOfDoc } from '../models/scope';
+import { newId, ID_PREFIX } from '../lib/ids';
+import { ApiError } from '../lib/errors';
+import { cryptoAmountError } from '../cryptocurrency/amounts';
+import { isSupportedCurrency, validateAddress } from '../cryptocurrency/addresses';
+import { linkUsable, effectiveLinkStatus } from '../presenters/paymentClaimLink';
+import { presentPaymentClaim } from '../presenters/paymentClaim';
+import { recordEvent } from './events';
+import type { Dependencies } from '../dependencies';
+import { linkBySecret, payToAddresses } from './publicPaymentClaimLinks';
+import { claimChallengeHmacKey, verifyClaimSolution } from './claimChallenges';
+
+export interface PublicClaimInput {
+  transaction_id: string;
+  amount: string;
+  currency: string;
+  to_address: string;
+  verification?: string;
+}
+
+/** `POST /v1/public/payment_claim_links/:secret/claims`: one use of the link, a pending claim. */
+export async function submitPaymentClaim(deps: Dependencies, secret: string, input: PublicClaimInput) {
+  let link = await linkBySecret(secret);
+  const unusable = () => ApiError.invalid(`This payment link can no longer be used (${effectiveLinkStatus(link)})`, 'secret');
+  if (!linkUsable(link)) throw unusable();
+  if (!isSupportedCurrency(input.currency)) throw ApiError.invalid(`Currency not supported: ${input.currency}`, 'currency');
+  const currency = input.currency;
+  const amountError = cryptoAmountError(currency, input.amount);
+  if (amountError) throw ApiError.invalid(`Amount is invalid: ${amountError}`, 'amount');
+  const transactionId = input.transaction_id.trim();
+  if (!transactionId) throw ApiError.validation('transaction_id', "can't be blank");
+  const checked = validateAddress(currency, input.to_address, link.sandbox ? 'test' : 'mainnet');
+  const target = checked.ok ? (await payToAddresses(link)).find((a) => a.currency === currency && a.address_key === checked.canonical) : undefined;
+  if (!target) throw ApiError.invalid('The receiving address is not one of the addresses of this payment link', 'to_address');
+  // Last, so a form error does not spend the solved challenge.
+  if (deps.config.claimVerification && !(await verifyClaimSolution(input.verification, link._id, await claimChallengeHmacKey(deps.config.claimChallengeHmacKey)))) {
+    throw new ApiError(422, 'invalid_request_error', 'verification_failed', 'Human verification failed; solve a new challenge and retry', 'verification');
+  }
+
+  // One use: taking use n is an insert on `<link>#<n>` (atomic), so concurrent submissions cannot exceed max_uses.
+  for (let attempt = 0; ; attempt++) {
+    const n = link.use_count ?? 0;
+    const used = n + 1;
+    const now = new Date();
+    let taken = true;
+    try {
+      await PaymentClaimLinkUse.create({ _id: `${link._id}#${n}`, link_id: link._id, created_at: now });
+    } catch (err) {
+      if (!isDuplicateKey(err)) throw err;
+      taken = false;
+    }
+    const updated = taken
+      ? await PaymentClaimLink.findOneAndUpdate(
+          { _id: link._id },
+          { $set: { use_count: used, used_at: now, status: used >= link.max_uses ? 'used' : 'active' } },
+          { returnDocument: 'after' },
+        ).lean<PaymentClaimLinkDoc>()
+      : null;
+    if (updated) {
+      link = updated;
+      break;
+    }
+    await new Promise((r) => setTimeout(r, 10 * (attempt + 1)));
+    const fresh = await PaymentClaimLink.findById(link._id).lean<PaymentClaimLinkDoc>();
+    if (!fresh || !linkUsable(fresh) || attempt >= 20) {
+      if (fresh) link = fresh;
+      throw unusable();
+    }
+    link = fresh;
+  }
+  const scope = scopeOfDoc(link);
+  const claim = (
+    await PaymentClaim.create({
+      _id: newId(ID_PREFIX.paymentClaim),
+      ...scopeFilter(scope),
+      status: 'pending',
+      customer_id: link.customer_id,
+      payment_claim_link_id: link._id,
+      currency,
+      amount: input.amount,
+      transaction_id: transactionId,
+      to_address_id: target._id,
+      to_address: target.address,
+    })
+  ).toObject() as PaymentClaimDoc;
+  await PaymentClaimLink.updateOne({ _id: link._id }, { $set: { crypto_payment_claim_id: claim._id } });
+  const out = presentPaymentClaim(claim);
+  await recordEvent(scope, 'payment_claim.submitted', out);
+  if (link.status === 'used') await deps.workflows.claimLink.close(link._id);
+  return out;
+}
