@@ -186,10 +186,10 @@ describe.each(VIEWPORTS)('pay page at $name width', (vp) => {
       }
       expect(focused).toBe('address-0');
       await page.keyboard.press('Enter');
-      const button = page.locator('button[data-copy="address-0"]');
-      await expect(button.textContent()).resolves.toBe('Copied');
+      // The copy is asynchronous (the clipboard's promise): wait for the button to say so.
+      await page.waitForFunction(() => document.querySelector('button[data-copy="address-0"]')?.textContent === 'Copied');
       expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(BTC_BECH32);
-      expect(await page.locator('#copy-status').textContent()).toBe('The address was copied.');
+      await page.waitForFunction(() => document.querySelector('#copy-status')?.textContent === 'The address was copied.');
       await shot(page, vp, 'copied');
       await page.locator('button[data-copy="amount-0"]').click();
       await page.waitForFunction(() => document.querySelector('button[data-copy="amount-0"]')?.textContent === 'Copied');
