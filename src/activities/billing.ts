@@ -2,6 +2,8 @@ import type { ActivityDeps } from './deps';
 import { markInvoiceOverdue } from '../services/invoices';
 import { ChargeInput, generateSubscriptionInvoice, loadSubscriptionForBilling, syncSubscriptionState } from '../services/subscriptions';
 import { createWorkerMetrics } from '../metrics/worker';
+import { rebuildRollup, RebuildOutcome } from '../services/reportRollups';
+import type { RollupKind } from '../models/reportRollup';
 
 /** Activities of the billing domain. Each is idempotent: a retry never bills or records twice. */
 export function createBillingActivities(deps: ActivityDeps) {
@@ -23,5 +25,8 @@ export function createBillingActivities(deps: ActivityDeps) {
     },
     /** Status and active phase as of `now`, with their events. */
     syncSubscriptionState: (subscriptionId: string, nowIso: string) => syncSubscriptionState(subscriptionId, nowIso),
+    /** Rebuilds one report rollup of an account and scope from its source (idempotent: never an increment). */
+    rebuildReportRollup: (input: { accountId: string; sandbox: string | null; kind: RollupKind }): Promise<RebuildOutcome> =>
+      rebuildRollup({ accountId: input.accountId, sandbox: input.sandbox }, input.kind),
   };
 }

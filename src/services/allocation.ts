@@ -36,6 +36,7 @@ import { recordWorkflowStart } from './workflowStarts';
 import { workflowIds } from '../temporal/workflowIds';
 import { allocateSignal } from '../temporal/cryptoDefinitions';
 import type { allocationWorkflow } from '../workflows/allocation';
+import { rollupsChanged } from './reportRollups';
 
 
 let slippage = '0.005';
@@ -65,6 +66,7 @@ export async function ensurePriced(tx: CryptoTransactionDoc): Promise<CryptoTran
   // By `_id` alone (FerretDB v1 scans the collection inside the write for any other filter field);
   // the value is the same on every attempt (price at the fixed timestamp), so a racing write is harmless.
   const updated = await CryptoTransaction.findOneAndUpdate({ _id: tx._id }, { $set: { usd_value: value, usd_price: price } }, { returnDocument: 'after' }).lean<CryptoTransactionDoc>();
+  await rollupsChanged(scopeOfDoc(tx), 'collections');
   return updated ?? tx;
 }
 
@@ -176,6 +178,8 @@ export async function allocateTransaction(txId: string, opts: { now?: Date; atte
       : null;
     const final = finished ?? latest;
     if (!final) return { status: 'missing', allocations: 0, unallocated: null };
+    // Also when an earlier attempt wrote it (it may have died before marking).
+    await rollupsChanged(scopeOfDoc(final), 'collections');
     await recordAllocationEvents(final);
     return { status: finished ? 'allocated' : 'already_allocated', allocations: final.allocations.length, unallocated: final.unallocated_amount ?? null };
   }
@@ -324,6 +328,7 @@ async function settleManualAllocation(txId: string, entry: Entry): Promise<'appl
       { _id: txId },
       { $set: { unallocated_amount: sumAmounts([tx.unallocated_amount ?? '0.00', entry.amount_applied]), allocations: tx.allocations.filter((a) => a._id !== entry._id) } },
     );
+    await rollupsChanged(scopeOfDoc(tx), 'collections');
     await freeTransactionSlotOf(tx, entry._id);
     return 'undone';
   } finally {
@@ -448,6 +453,7 @@ export async function allocateManually(
       await AllocationSlot.deleteOne({ _id: txSlot });
       throw ApiError.notFound('Crypto transaction not found', 'id');
     }
+    await rollupsChanged(scopeOfDoc(reserved), 'collections');
     result = (await applyCryptoAllocation(invoice._id, invoiceEntryOf(tx._id, entry), { amount_paid: invoice.amount_paid ?? '0.00', status: invoice.status })).result;
   } catch (err) {
     if (err instanceof ApiError) throw err;

@@ -10,15 +10,15 @@ import { CryptoTransaction, CryptoTransactionDoc } from '../models/cryptoTransac
 import { Scope, scopeFilter, findInScope, inScope } from '../models/scope';
 import { ApiError } from '../lib/errors';
 import { centsToAmount, toAmount, Money } from '../billing/money';
-import { phaseAt, subscriptionMrrCents, monthOf } from '../billing/mrr';
+import { subscriptionMrrCents, monthOf } from '../billing/mrr';
 import { AGING_LABELS } from '../billing/receivables';
-import { collections, loadMrrSubscriptions, mrr, receivables, toMrrSubscription } from './reports';
+import { collections, inForceAt, loadMrrSource, mrr, receivables, toMrrSubscription } from './reports';
 import { timelineSteps } from './subscriptions';
 
 export async function overview(scope: Scope, now = new Date()) {
   const thisMonth = monthOf(now);
-  const subs = await loadMrrSubscriptions(scope);
-  const [m, r, c] = await Promise.all([mrr(scope, { to: thisMonth }, now, subs), receivables(scope, {}, now), collections(scope, { to: thisMonth }, now)]);
+  const source = await loadMrrSource(scope);
+  const [m, r, c] = await Promise.all([mrr(scope, { to: thisMonth }, now, source), receivables(scope, {}, now), collections(scope, { to: thisMonth }, now)]);
   const current = m.months[m.months.length - 1];
   const collected = c.result.months[c.result.months.length - 1];
   const currencies = [...new Set(c.result.rows.map((row) => row.currency))].sort();
@@ -27,7 +27,7 @@ export async function overview(scope: Scope, now = new Date()) {
     mrr: centsToAmount(current.mrrCents),
     arr: centsToAmount(current.mrrCents * 12),
     // From the phases in force now, not the stored status, which the subscription workflow moves later.
-    active_subscriptions: subs.filter((s) => phaseAt(s, now) !== null).length,
+    active_subscriptions: inForceAt(source, now),
     churned_this_month: current.churnedSubscriptions,
     open_total: r.aging.total,
     overdue_total: r.aging.overdue,

@@ -16,6 +16,7 @@ import { presentCryptoAddress } from '../presenters/cryptoAddress';
 import { recordEvent } from './events';
 import { createListed, listScopePage, recountListSlots } from './listing';
 import { findIn } from '../models/pushdown';
+import { rollupsChanged } from './reportRollups';
 
 export interface CryptoAddressInput {
   wallet_id: string;
@@ -79,6 +80,7 @@ export async function removeAddresses(scope: Scope, addresses: CryptoAddressDoc[
   for (const address of addresses) {
     await PaymentClaim.deleteMany({ to_address_id: address._id });
     await CryptoTransaction.deleteMany({ to_address_id: address._id });
+    await rollupsChanged(scope, 'collections');
     await CryptoAddress.deleteOne({ _id: address._id });
     await recountListSlots(CryptoAddress, [address]);
     await recordEvent(scope, 'crypto_address.deleted', presentCryptoAddress(address));

@@ -20,6 +20,7 @@ import { findInvoice } from './invoices';
 import { allocateManually, planAllocation, scheduleAllocation } from './allocation';
 import { recordEvent } from './events';
 import { listPage } from './listing';
+import { rollupsChanged } from './reportRollups';
 
 export interface CryptoTransactionInput {
   to_address_id: string;
@@ -137,6 +138,7 @@ export async function recordCryptoTransaction(
 
 /** `crypto_transaction.received` (once per transaction) and allocation: both safe to repeat. */
 async function announce(scope: Scope, tx: CryptoTransactionDoc, allocate = () => scheduleAllocation(tx)): Promise<CryptoTransactionDoc> {
+  await rollupsChanged(scope, 'collections');
   await recordEvent(scope, 'crypto_transaction.received', presentCryptoTransaction(tx), { idempotencyKey: `crypto_transaction.received:${tx._id}` });
   await allocate();
   return tx;

@@ -17,6 +17,7 @@ import { recordEvent } from './events';
 import { findCustomer } from './customers';
 import { createListed, listPage, listScopePage, recountListSlots } from './listing';
 import { closeDueWatch, planDueWatch, watchDueDate } from './invoiceDueWatch';
+import { rollupsChanged } from './reportRollups';
 
 export interface LineItemInput {
   price_id: string;
@@ -103,6 +104,8 @@ export async function createInvoice(scope: Scope, input: InvoiceInput) {
       billing_key: id,
     })
   ).toObject() as InvoiceDoc;
+  // Created paid: paid outside the service, in the collections report.
+  if (invoice.status === 'paid') await rollupsChanged(scope, 'collections');
   await recordEvent(scope, 'invoice.created', invoiceEventPayload(invoice));
   await dueWatch?.start();
   return presentInvoice(invoice);
@@ -130,6 +133,8 @@ export async function updateInvoice(scope: Scope, id: string, input: { status?: 
   // Conditional on the status read above, so a concurrent change (an allocation paying it) is not overwritten blindly.
   const invoice = await Invoice.findOneAndUpdate({ _id: id, status: before.status }, { $set: changes }, { returnDocument: 'after' }).lean<InvoiceDoc>();
   if (!invoice) throw ApiError.conflict('invoice_changed', 'The invoice changed while updating; retry', 'status');
+  // An invoice marked paid by hand (or no longer paid) moves the collections report.
+  if (before.status !== invoice.status && (before.status === 'paid' || invoice.status === 'paid')) await rollupsChanged(scope, 'collections');
   await recordEvent(scope, 'invoice.updated', invoiceEventPayload(invoice));
   if (input.status === 'paid' && before.status !== 'paid') await recordEvent(scope, 'invoice.paid', invoiceEventPayload(invoice));
   if (invoice.status === 'pending') await watchDueDate(invoice, changes.due_date !== undefined && changes.due_date !== before.due_date);
@@ -140,6 +145,7 @@ export async function updateInvoice(scope: Scope, id: string, input: { status?: 
 export async function deleteInvoice(scope: Scope, id: string): Promise<void> {
   const invoice = await findInvoice(scope, id);
   await Invoice.deleteOne({ _id: id });
+  if (invoice.status === 'paid') await rollupsChanged(scope, 'collections');
   await recountListSlots(Invoice, [invoice]);
   await closeDueWatch(id);
 }
@@ -172,6 +178,7 @@ export async function removeLineItemsOfPrices(scope: Scope, priceIds: string[]):
     const kept = inv.line_items.filter((l) => !priceIds.includes(l.price_id));
     await Invoice.updateOne({ _id: inv._id }, { $set: { line_items: kept, total_amount: sumAmounts(kept.map((l) => l.amount)) } });
   }
+  if (invoices.some((i) => i.status === 'paid')) await rollupsChanged(scope, 'collections');
 }
 
 /** One crypto allocation as kept on the invoice (`crypto_allocations`, the invoice-side record of exactly-once). */

@@ -31,6 +31,7 @@ import { getTemporal, hasTemporal } from '../temporal/context';
 import { workflowIds } from '../temporal/workflowIds';
 import { cancelSubscriptionSignal, subscriptionChangedSignal } from '../temporal/subscriptionDefinitions';
 import type { subscriptionWorkflow } from '../workflows/subscription';
+import { rollupsChanged } from './reportRollups';
 
 type ProrationBehavior = (typeof PRORATION_BEHAVIORS)[number];
 
@@ -152,6 +153,7 @@ export async function createSubscription(scope: Scope, input: SubscriptionInput)
       phases,
     })
   ).toObject() as SubscriptionDoc;
+  await rollupsChanged(scope, 'mrr');
   await recordEvent(scope, 'subscription.created', subscriptionEventPayload(sub));
   for (let i = 0; i < sub.phases.length; i++) await recordEvent(scope, 'subscription_phase.created', phaseEventPayload(sub, i, false));
   await workflow.start();
@@ -185,6 +187,7 @@ export async function updateSubscription(scope: Scope, id: string, input: { pror
 export async function deleteSubscription(scope: Scope, id: string): Promise<void> {
   await findSubscription(scope, id);
   const canceled = await Subscription.findByIdAndUpdate(id, { $set: { status: 'canceled', canceled_at: new Date() } }, { returnDocument: 'after' }).lean<SubscriptionDoc>();
+  await rollupsChanged(scope, 'mrr');
   await signal(id, cancelSubscriptionSignal);
   await recordEvent(scope, 'subscription.canceled', subscriptionEventPayload(canceled!), { idempotencyKey: `subscription.canceled:${id}` });
   // Revenue reports still need it (its MRR until canceled_at, and its churn).
