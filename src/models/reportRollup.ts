@@ -18,9 +18,9 @@ const reportRollupStateSchema = new Schema(
     account_id: { type: String, required: true },
     sandbox: { type: String, default: null },
     kind: { type: String, required: true },
-    dirty_gen: { type: String, default: null },
-    built_gen: { type: String, default: null },
-    build: { type: String, default: null },
+    dirty_gen: { type: String, default: '' },
+    built_gen: { type: String, default: '' },
+    build: { type: String, default: '' },
     parts: { type: Number, default: 0 },
     built_at: { type: Date, default: null },
   },
@@ -32,9 +32,10 @@ export interface ReportRollupStateDoc {
   account_id: string;
   sandbox: string | null;
   kind: RollupKind;
-  dirty_gen: string | null;
-  built_gen: string | null;
-  build: string | null;
+  dirty_gen: string;
+  built_gen: string;
+  /** `''`: none yet. */
+  build: string;
   parts: number;
   built_at: Date | null;
 }

@@ -38,13 +38,19 @@ export function rollupStateId(scope: Scope, kind: RollupKind): string {
 
 const randomGen = () => randomBytes(9).toString('base64url');
 
-/** Upsert by `_id`; two at once on FerretDB: the second insert is a duplicate, so it is tried again as an update. */
-async function upsertState(scope: Scope, kind: RollupKind, update: Record<string, unknown>): Promise<void> {
+/**
+ * Upsert by `_id` (`$set` the scope fields, which never change, so the update is never empty);
+ * two at once on FerretDB: the second insert is a duplicate, so it is tried again as an update.
+ * "No build" is `''`, not null, so the compare-and-set below is a plain string equality.
+ */
+async function upsertState(scope: Scope, kind: RollupKind, set: Record<string, unknown> = {}): Promise<void> {
   const _id = rollupStateId(scope, kind);
-  const setOnInsert = { account_id: scope.accountId, sandbox: scope.sandbox, kind, built_gen: null, build: null, parts: 0, built_at: null };
+  const fields = { account_id: scope.accountId, sandbox: scope.sandbox, kind };
+  const onInsert: Record<string, unknown> = { built_gen: '', build: '', parts: 0, built_at: null, dirty_gen: '' };
+  for (const k of Object.keys(set)) delete onInsert[k];
   for (let attempt = 0; ; attempt++) {
     try {
-      await ReportRollupState.collection.updateOne({ _id } as never, { ...update, $setOnInsert: { ...setOnInsert, ...('$set' in update ? {} : { dirty_gen: null }) } } as never, { upsert: true });
+      await ReportRollupState.collection.updateOne({ _id } as never, { $set: { ...fields, ...set }, $setOnInsert: onInsert } as never, { upsert: true });
       return;
     } catch (err) {
       if (!isDuplicateKey(err) || attempt > 0) throw err;
@@ -58,7 +64,7 @@ async function upsertState(scope: Scope, kind: RollupKind, update: Record<string
  * (plain API tests) nothing rebuilds them: the reports stay live.
  */
 export async function rollupsChanged(scope: Scope, ...kinds: RollupKind[]): Promise<void> {
-  for (const kind of kinds) await upsertState(scope, kind, { $set: { dirty_gen: randomGen() } });
+  for (const kind of kinds) await upsertState(scope, kind, { dirty_gen: randomGen() });
   if (!hasTemporal()) return;
   const args: Parameters<typeof reportRollupWorkflow> = [{ accountId: scope.accountId, sandbox: scope.sandbox, pending: [] }];
   for (const kind of kinds) {
@@ -86,12 +92,12 @@ export interface RebuildOutcome {
 
 /** Rebuilds one rollup from its source (idempotent: see the module comment). The activity. */
 export async function rebuildRollup(scope: Scope, kind: RollupKind): Promise<RebuildOutcome> {
-  await upsertState(scope, kind, {});
+  await upsertState(scope, kind);
   const _id = rollupStateId(scope, kind);
   const before = await ReportRollupState.findById(_id).lean<ReportRollupStateDoc>();
   // Read before the source: a write marked after this point makes the build not current.
-  const gen = before?.dirty_gen ?? null;
-  const previous = before?.build ?? null;
+  const gen = before?.dirty_gen ?? '';
+  const previous = before?.build ?? '';
   const parts = await buildParts(scope, kind);
   const build = `${kind}_${randomGen()}`;
   const docs: ReportRollupDoc[] = parts.map(([part, data]) => ({ _id: `${build}|${part}`, build, account_id: scope.accountId, sandbox: scope.sandbox, kind, part, data }));
@@ -106,13 +112,13 @@ export async function rebuildRollup(scope: Scope, kind: RollupKind): Promise<Reb
   }
   if (previous) await ReportRollup.collection.deleteMany({ build: previous } as never);
   const after = await ReportRollupState.findById(_id).lean<ReportRollupStateDoc>();
-  return { kind, parts: docs.length, swapped: true, current: after?.dirty_gen === gen };
+  return { kind, parts: docs.length, swapped: true, current: (after?.dirty_gen ?? '') === gen };
 }
 
 /** The current build's parts, or null when the rollup is missing, stale, or being replaced. */
 async function readCurrent(scope: Scope, kind: RollupKind): Promise<ReportRollupDoc[] | null> {
   const state = await ReportRollupState.findById(rollupStateId(scope, kind)).lean<ReportRollupStateDoc>();
-  if (!state?.build || (state.built_gen ?? null) !== (state.dirty_gen ?? null)) return null;
+  if (!state?.build || (state.built_gen ?? '') !== (state.dirty_gen ?? '')) return null;
   // One equality on `build` (pushed down to its index).
   const parts = await ReportRollup.find({ build: state.build }).lean<ReportRollupDoc[]>();
   // Fewer: the build was replaced and its parts deleted while being read.

@@ -118,6 +118,19 @@ describe('report rollup workflow', () => {
   });
 });
 
+describe('report rollups without a worker', () => {
+  it('a first rebuild of a scope no write ever marked is current (documents written straight, as the bench does)', async () => {
+    const a = await newAccount(api.url);
+    const scope = { accountId: a.account_id as string, sandbox: null };
+    expect(await readMrrRollup(scope)).toBeNull();
+    expect(await rebuildRollup(scope, 'mrr')).toMatchObject({ swapped: true, current: true, parts: 0 });
+    expect(await rebuildRollup(scope, 'collections')).toMatchObject({ swapped: true, current: true, parts: 1 });
+    expect(await readMrrRollup(scope)).toEqual([]);
+    expect(await readCollectionsRollup(scope)).toEqual({ months: [], unallocated_credit: [] });
+    expect((await a.api.get('/v1/reports/mrr')).body.months[11]).toMatchObject({ mrr: '0.00', active_subscriptions: 0 });
+  });
+});
+
 function mrrFromApi(body: { months: { mrr: string }[] }): number[] {
   return body.months.map((m) => Math.round(Number(m.mrr) * 100));
 }
