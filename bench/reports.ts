@@ -21,6 +21,7 @@ import { newId, ID_PREFIX } from '../src/lib/ids';
 import { percentile, pool, target } from './support';
 import { isDeepStrictEqual } from 'node:util';
 import { rebuildRollup } from '../src/services/reportRollups';
+import { receivablesTotals } from '../src/services/reports';
 
 const SECTION = 'reports';
 const SUBSCRIPTIONS = Number(process.env.BENCH_REPORTS_SUBSCRIPTIONS ?? 1000);
@@ -131,8 +132,9 @@ export async function runReportsBench(apiUrl: string): Promise<string[]> {
     return { body, ms: performance.now() - t };
   };
   const live = await Promise.all(reportPaths.map(async (p) => timedJson(p)));
+  const liveTotals = await receivablesTotals({ accountId: account.account_id, sandbox: null });
   const rebuilds: string[] = [];
-  for (const kind of ['mrr', 'collections'] as const) {
+  for (const kind of ['mrr', 'collections', 'receivables'] as const) {
     const t = performance.now();
     const outcome = await rebuildRollup({ accountId: account.account_id, sandbox: null }, kind);
     if (!outcome.current) throw new Error(`reports bench: the ${kind} rollup is not current after its rebuild`);
@@ -142,6 +144,7 @@ export async function runReportsBench(apiUrl: string): Promise<string[]> {
     const fromRollup = await timedJson(p);
     if (!isDeepStrictEqual(fromRollup.body, live[i].body)) throw new Error(`reports bench: ${p} from the rollup differs from the live answer`);
   }
+  if (!isDeepStrictEqual(await receivablesTotals({ accountId: account.account_id, sandbox: null }), liveTotals)) throw new Error('reports bench: the receivables totals from the rollup differ from the live ones');
   progress(`rollups rebuilt: ${rebuilds.join(', ')}; answers equal to the live ones`);
   const list = await sampleP50(get('/v1/customers?page=1'));
   const measured: [string, { p50: number; n: number }][] = [

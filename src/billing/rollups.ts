@@ -8,6 +8,8 @@
  */
 import { addMonths, monthEnd, monthOf, Month, MrrMonthCents, MrrSubscription, movementOf, phaseAt, subscriptionMrrCents } from './mrr';
 import { CollectedTransaction, collectionsReport, CollectionsResult, MarkedPaidInvoice, summarizeCollections } from './collections';
+import { AGING_BUCKETS, agingBucket, AgingBucket, AgingReport, daysPastDue, OpenInvoice } from './receivables';
+import { Money, toAmount } from './money';
 
 /**
  * One month in which some subscription's value changes: a phase starts or ends, or it is
@@ -193,4 +195,54 @@ export function collectionsFromRollup(rollup: CollectionsRollup, months: readonl
   const wanted = new Set(months);
   const rows = rollup.months.filter((m) => wanted.has(m.month)).flatMap((m) => m.rows);
   return summarizeCollections(rows, months, rollup.unallocated_credit);
+}
+
+/**
+ * Open invoices summed per (due date, creation day): all the console's overview needs of the
+ * receivables (bucket counts and amounts, totals), whatever the day it is aged on. Balances are
+ * rounded to the cent per invoice before they are summed, as `ageInvoices` does.
+ */
+export interface ReceivablesGroup {
+  due_date: string;
+  /** UTC day the invoices were created (the report counts those created by the end of `as_of`). */
+  created_day: string;
+  count: number;
+  balance: string;
+}
+
+export function receivablesRollup(invoices: readonly (OpenInvoice & { created_at: Date })[]): ReceivablesGroup[] {
+  const groups = new Map<string, { due_date: string; created_day: string; count: number; balance: InstanceType<typeof Money> }>();
+  for (const inv of invoices) {
+    const created_day = inv.created_at.toISOString().slice(0, 10);
+    const key = `${inv.due_date}|${created_day}`;
+    const g = groups.get(key) ?? { due_date: inv.due_date, created_day, count: 0, balance: new Money(0) };
+    g.count += 1;
+    g.balance = g.balance.plus(toAmount(new Money(inv.total_amount).minus(inv.amount_paid || '0')));
+    groups.set(key, g);
+  }
+  return [...groups.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([, g]) => ({ due_date: g.due_date, created_day: g.created_day, count: g.count, balance: g.balance.toFixed() }));
+}
+
+export type AgingTotals = Omit<AgingReport, 'buckets'> & { buckets: Omit<AgingReport['buckets'][number], 'invoices'>[] };
+
+/** The aging's counts and amounts on `asOf` from the groups: exactly `ageInvoices` without its lists. */
+export function agingTotalsFromRollup(groups: readonly ReceivablesGroup[], asOf: string): AgingTotals {
+  const sums = new Map<AgingBucket, { count: number; amount: InstanceType<typeof Money> }>(AGING_BUCKETS.map((b) => [b, { count: 0, amount: new Money(0) }]));
+  for (const g of groups) {
+    if (g.created_day > asOf) continue;
+    const s = sums.get(agingBucket(daysPastDue(g.due_date, asOf)))!;
+    s.count += g.count;
+    s.amount = s.amount.plus(g.balance);
+  }
+  const total = (bs: AgingBucket[]) => ({
+    count: bs.reduce((n, b) => n + sums.get(b)!.count, 0),
+    amount: toAmount(bs.reduce((s, b) => s.plus(sums.get(b)!.amount), new Money(0))),
+  });
+  return {
+    buckets: AGING_BUCKETS.map((bucket) => ({ bucket, ...total([bucket]) })),
+    total: total([...AGING_BUCKETS]),
+    overdue: total(AGING_BUCKETS.filter((b) => b !== 'current')),
+  };
 }

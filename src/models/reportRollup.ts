@@ -1,7 +1,7 @@
 import { Schema, model } from 'mongoose';
 
-/** The reports kept as rollups (receivables read the open invoices live: two pushed-down equalities). */
-export const ROLLUP_KINDS = ['mrr', 'collections'] as const;
+/** The reports kept as rollups (for receivables, the overview's totals; the report's lists are read live). */
+export const ROLLUP_KINDS = ['mrr', 'collections', 'receivables'] as const;
 export type RollupKind = (typeof ROLLUP_KINDS)[number];
 
 /**
@@ -43,7 +43,8 @@ export const ReportRollupState = model('ReportRollupState', reportRollupStateSch
 
 /**
  * One part of a build: a month (`part` `YYYY-MM`, `data` that month's rollup row) or, for
- * collections, `credit` (the unallocated credit per customer). `_id` `<build>|<part>`. Read by
+ * collections, `credit` (the unallocated credit per customer); for receivables, a month of due
+ * dates (`part` `YYYY-MM`, `data` its open-invoice groups). `_id` `<build>|<part>`. Read by
  * `build` (one equality, pushed down to its index); a build's parts are written before the state
  * points at it and deleted after it no longer does.
  */

@@ -12,13 +12,13 @@ import { ApiError } from '../lib/errors';
 import { centsToAmount, toAmount, Money } from '../billing/money';
 import { subscriptionMrrCents, monthOf } from '../billing/mrr';
 import { AGING_LABELS } from '../billing/receivables';
-import { collections, inForceAt, loadMrrSource, mrr, receivables, toMrrSubscription } from './reports';
+import { collections, inForceAt, loadMrrSource, mrr, receivablesTotals, toMrrSubscription } from './reports';
 import { timelineSteps } from './subscriptions';
 
 export async function overview(scope: Scope, now = new Date()) {
   const thisMonth = monthOf(now);
   const source = await loadMrrSource(scope);
-  const [m, r, c] = await Promise.all([mrr(scope, { to: thisMonth }, now, source), receivables(scope, {}, now), collections(scope, { to: thisMonth }, now)]);
+  const [m, aging, c] = await Promise.all([mrr(scope, { to: thisMonth }, now, source), receivablesTotals(scope, now), collections(scope, { to: thisMonth }, now)]);
   const current = m.months[m.months.length - 1];
   const collected = c.result.months[c.result.months.length - 1];
   const currencies = [...new Set(c.result.rows.map((row) => row.currency))].sort();
@@ -29,8 +29,8 @@ export async function overview(scope: Scope, now = new Date()) {
     // From the phases in force now, not the stored status, which the subscription workflow moves later.
     active_subscriptions: inForceAt(source, now),
     churned_this_month: current.churnedSubscriptions,
-    open_total: r.aging.total,
-    overdue_total: r.aging.overdue,
+    open_total: aging.total,
+    overdue_total: aging.overdue,
     collected_this_month: collected.usd_value,
     charts: {
       mrr: {
@@ -41,7 +41,7 @@ export async function overview(scope: Scope, now = new Date()) {
         churned: m.months.map((x) => x.churnedCents / 100),
         mrr: m.months.map((x) => x.mrrCents / 100),
       },
-      aging: { labels: r.aging.buckets.map((b) => AGING_LABELS[b.bucket]), amounts: r.aging.buckets.map((b) => Number(b.amount)) },
+      aging: { labels: aging.buckets.map((b) => AGING_LABELS[b.bucket]), amounts: aging.buckets.map((b) => Number(b.amount)) },
       collections: {
         labels: c.result.months.map((x) => x.month),
         currencies: currencies.map((cur) => ({

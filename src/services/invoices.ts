@@ -104,8 +104,8 @@ export async function createInvoice(scope: Scope, input: InvoiceInput) {
       billing_key: id,
     })
   ).toObject() as InvoiceDoc;
-  // Created paid: paid outside the service, in the collections report.
-  if (invoice.status === 'paid') await rollupsChanged(scope, 'collections');
+  // Open: in the receivables; created paid: paid outside the service, in the collections report.
+  await rollupsChanged(scope, invoice.status === 'paid' ? 'collections' : 'receivables');
   await recordEvent(scope, 'invoice.created', invoiceEventPayload(invoice));
   await dueWatch?.start();
   return presentInvoice(invoice);
@@ -133,8 +133,8 @@ export async function updateInvoice(scope: Scope, id: string, input: { status?: 
   // Conditional on the status read above, so a concurrent change (an allocation paying it) is not overwritten blindly.
   const invoice = await Invoice.findOneAndUpdate({ _id: id, status: before.status }, { $set: changes }, { returnDocument: 'after' }).lean<InvoiceDoc>();
   if (!invoice) throw ApiError.conflict('invoice_changed', 'The invoice changed while updating; retry', 'status');
-  // An invoice marked paid by hand (or no longer paid) moves the collections report.
-  if (before.status !== invoice.status && (before.status === 'paid' || invoice.status === 'paid')) await rollupsChanged(scope, 'collections');
+  // Status or due date: the receivables; marked paid by hand (or no longer paid): the collections.
+  await rollupsChanged(scope, 'receivables', ...(before.status !== invoice.status && (before.status === 'paid' || invoice.status === 'paid') ? (['collections'] as const) : []));
   await recordEvent(scope, 'invoice.updated', invoiceEventPayload(invoice));
   if (input.status === 'paid' && before.status !== 'paid') await recordEvent(scope, 'invoice.paid', invoiceEventPayload(invoice));
   if (invoice.status === 'pending') await watchDueDate(invoice, changes.due_date !== undefined && changes.due_date !== before.due_date);
@@ -145,7 +145,7 @@ export async function updateInvoice(scope: Scope, id: string, input: { status?: 
 export async function deleteInvoice(scope: Scope, id: string): Promise<void> {
   const invoice = await findInvoice(scope, id);
   await Invoice.deleteOne({ _id: id });
-  if (invoice.status === 'paid') await rollupsChanged(scope, 'collections');
+  await rollupsChanged(scope, invoice.status === 'paid' ? 'collections' : 'receivables');
   await recountListSlots(Invoice, [invoice]);
   await closeDueWatch(id);
 }
@@ -178,7 +178,7 @@ export async function removeLineItemsOfPrices(scope: Scope, priceIds: string[]):
     const kept = inv.line_items.filter((l) => !priceIds.includes(l.price_id));
     await Invoice.updateOne({ _id: inv._id }, { $set: { line_items: kept, total_amount: sumAmounts(kept.map((l) => l.amount)) } });
   }
-  if (invoices.some((i) => i.status === 'paid')) await rollupsChanged(scope, 'collections');
+  if (invoices.length > 0) await rollupsChanged(scope, 'collections', 'receivables');
 }
 
 /** One crypto allocation as kept on the invoice (`crypto_allocations`, the invoice-side record of exactly-once). */
@@ -242,6 +242,7 @@ export async function applyCryptoAllocation(
   const set: Record<string, unknown> = { amount_paid: sumAmounts([current.amount_paid ?? '0.00', applied.amount_applied]) };
   if (applied.pays_in_full) set.status = 'paid';
   const updated = await Invoice.findOneAndUpdate({ _id: invoiceId }, { $set: set, $push: { crypto_allocations: applied } }, { returnDocument: 'after', strict: false }).lean<InvoiceDoc>();
+  if (updated) await rollupsChanged(scopeOfDoc(updated), 'receivables');
   if (updated && applied.pays_in_full) await recordInvoicePaidFor(updated, applied.id);
   return { result: 'applied', entry: applied };
 }

@@ -22,8 +22,8 @@ import { randomBytes } from 'node:crypto';
 import { ReportRollup, ReportRollupDoc, ReportRollupState, ReportRollupStateDoc, RollupKind } from '../models/reportRollup';
 import { isDuplicateKey } from '../models/errors';
 import { Scope } from '../models/scope';
-import { collectionsRollup, CollectionsRollup, mrrRollup, MrrRollupMonth } from '../billing/rollups';
-import { loadCollectionsSource, loadMrrSubscriptions } from './reportSources';
+import { collectionsRollup, CollectionsRollup, mrrRollup, MrrRollupMonth, receivablesRollup, ReceivablesGroup } from '../billing/rollups';
+import { loadCollectionsSource, loadMrrSubscriptions, loadOpenInvoices } from './reportSources';
 import { hasTemporal } from '../temporal/context';
 import { requestWorkflowStart } from './workflowStarts';
 import { workflowIds } from '../temporal/workflowIds';
@@ -76,6 +76,14 @@ export async function rollupsChanged(scope: Scope, ...kinds: RollupKind[]): Prom
 /** Each part of a rollup as stored: `[part, data]`. */
 async function buildParts(scope: Scope, kind: RollupKind): Promise<[string, unknown][]> {
   if (kind === 'mrr') return mrrRollup(await loadMrrSubscriptions(scope)).map((row) => [row.month, row]);
+  if (kind === 'receivables') {
+    const byMonth = new Map<string, ReceivablesGroup[]>();
+    for (const g of receivablesRollup(await loadOpenInvoices(scope))) {
+      const month = g.due_date.slice(0, 7);
+      byMonth.set(month, [...(byMonth.get(month) ?? []), g]);
+    }
+    return [...byMonth.entries()];
+  }
   const { transactions, markedPaid } = await loadCollectionsSource(scope);
   const rollup = collectionsRollup(transactions, markedPaid);
   return [...rollup.months.map((m): [string, unknown] => [m.month, m.rows]), [CREDIT_PART, rollup.unallocated_credit]];
@@ -143,4 +151,10 @@ export async function readCollectionsRollup(scope: Scope): Promise<CollectionsRo
       .sort((a, b) => (a.month < b.month ? -1 : 1)),
     unallocated_credit: credit.data as CollectionsRollup['unallocated_credit'],
   };
+}
+
+/** The open-invoice groups of the scope (any order), or null when not current. */
+export async function readReceivablesRollup(scope: Scope): Promise<ReceivablesGroup[] | null> {
+  const parts = await readCurrent(scope, 'receivables');
+  return parts ? parts.flatMap((p) => p.data as ReceivablesGroup[]) : null;
 }

@@ -9,6 +9,7 @@ import { CryptoTransaction } from '../models/cryptoTransaction';
 import { Scope, scopeFilter } from '../models/scope';
 import type { MrrSubscription } from '../billing/mrr';
 import type { CollectedTransaction, MarkedPaidInvoice } from '../billing/collections';
+import type { OpenInvoice } from '../billing/receivables';
 
 const PHASES_PROJECTION = { customer_id: 1, canceled_at: 1, phases: 1 } as const;
 
@@ -66,4 +67,17 @@ export async function loadCollectionsSource(scope: Scope): Promise<{ transaction
   const markedPaid: MarkedPaidInvoice[] = paid.map((i) => ({ paid_at: new Date(i.updated_at), total_amount: i.total_amount, amount_paid: i.amount_paid ?? '0.00' }));
   const normalized = transactions.map((t) => ({ ...t, customer_id: t.customer_id ?? null, timestamp: new Date(t.timestamp), allocations: t.allocations ?? [] }));
   return { transactions: normalized, markedPaid };
+}
+
+const INVOICE_PROJECTION = { customer_id: 1, status: 1, due_date: 1, total_amount: 1, amount_paid: 1, created_at: 1 } as const;
+
+/** Every open invoice (pending, overdue) of the scope. */
+export async function loadOpenInvoices(scope: Scope): Promise<(OpenInvoice & { created_at: Date })[]> {
+  // Two equality queries rather than `$in`, which FerretDB would answer by decoding the collection.
+  const [pending, overdue] = await Promise.all(
+    (['pending', 'overdue'] as const).map((status) => Invoice.find({ ...scopeFilter(scope), status }, INVOICE_PROJECTION).lean<(OpenInvoice & { _id: string; created_at: Date })[]>()),
+  );
+  return [...pending, ...overdue].map((i) => ({
+    id: i._id, customer_id: i.customer_id, status: i.status, due_date: i.due_date, total_amount: i.total_amount, amount_paid: i.amount_paid ?? '0.00', created_at: new Date(i.created_at),
+  }));
 }

@@ -10,11 +10,11 @@ import { Scope, scopeFilter } from '../models/scope';
 import { ApiError } from '../lib/errors';
 import { isCalendarDate } from '../billing/dueDate';
 import { addMonths, isMonth, Month, monthOf, monthsBetween, mrrReport, MrrSubscription, phaseAt } from '../billing/mrr';
-import { ageInvoices, OpenInvoice } from '../billing/receivables';
+import { ageInvoices } from '../billing/receivables';
 import { collectionsReport } from '../billing/collections';
-import { collectionsFromRollup, inForceFromRollup, mrrFromRollup, MrrRollupMonth } from '../billing/rollups';
-import { loadCollectionsSource, loadMrrSubscriptions } from './reportSources';
-import { readCollectionsRollup, readMrrRollup } from './reportRollups';
+import { agingTotalsFromRollup, AgingTotals, collectionsFromRollup, inForceFromRollup, mrrFromRollup, MrrRollupMonth } from '../billing/rollups';
+import { loadCollectionsSource, loadMrrSubscriptions, loadOpenInvoices } from './reportSources';
+import { readCollectionsRollup, readMrrRollup, readReceivablesRollup } from './reportRollups';
 
 export { loadMrrSubscriptions, toMrrSubscription, type RawSubscription } from './reportSources';
 
@@ -66,8 +66,6 @@ export function resolveAsOf(asOf: string | undefined, now: Date): string {
   return asOf;
 }
 
-const INVOICE_PROJECTION = { customer_id: 1, status: 1, due_date: 1, total_amount: 1, amount_paid: 1, created_at: 1 } as const;
-
 /**
  * Open invoices (pending and overdue) created by the end of `as_of`, aged on that day. Statuses
  * are today's: an invoice paid since `as_of` is not shown as open then (no status history is kept).
@@ -75,14 +73,17 @@ const INVOICE_PROJECTION = { customer_id: 1, status: 1, due_date: 1, total_amoun
 export async function receivables(scope: Scope, query: { as_of?: string }, now = new Date()) {
   const asOf = resolveAsOf(query.as_of, now);
   const end = Date.parse(`${asOf}T00:00:00Z`) + 86_400_000;
-  // Two equality queries rather than `$in`, which FerretDB would answer by decoding the collection.
-  const [pending, overdue] = await Promise.all(
-    (['pending', 'overdue'] as const).map((status) => Invoice.find({ ...scopeFilter(scope), status }, INVOICE_PROJECTION).lean<(OpenInvoice & { _id: string; created_at: Date })[]>()),
-  );
-  const open = [...pending, ...overdue]
-    .filter((i) => new Date(i.created_at).getTime() < end)
-    .map((i) => ({ id: i._id, customer_id: i.customer_id, status: i.status, due_date: i.due_date, total_amount: i.total_amount, amount_paid: i.amount_paid ?? '0.00' }));
+  const open = (await loadOpenInvoices(scope)).filter((i) => i.created_at.getTime() < end).map(({ created_at: _, ...i }) => i);
   return { asOf, aging: ageInvoices(open, asOf) };
+}
+
+/** The aging's counts and amounts today (the console's overview): from the rollup when current, else live. */
+export async function receivablesTotals(scope: Scope, now = new Date()): Promise<AgingTotals> {
+  const asOf = resolveAsOf(undefined, now);
+  const groups = await readReceivablesRollup(scope);
+  if (groups) return agingTotalsFromRollup(groups, asOf);
+  const { aging } = await receivables(scope, {}, now);
+  return { buckets: aging.buckets.map(({ invoices: _, ...b }) => b), total: aging.total, overdue: aging.overdue };
 }
 
 /**

@@ -323,6 +323,8 @@ export async function generateSubscriptionInvoice(
     invoice = await Invoice.findById(invoiceId).lean<InvoiceDoc>();
   }
   if (!invoice) return null;
+  // Also on a retry (the first attempt may have died before marking).
+  await rollupsChanged(scope, 'receivables');
   await recordEvent(scope, 'invoice.created', invoiceEventPayload(invoice), { idempotencyKey: `invoice.created:${billingKey}` });
   if (charge.kind === 'renewal') {
     await recordEvent(

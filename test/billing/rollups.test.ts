@@ -3,6 +3,8 @@ import { addMonths, mrrReport, MrrItem, MrrSubscription, phaseAt } from '../../s
 import { collectionsReport, CollectedTransaction, MarkedPaidInvoice } from '../../src/billing/collections';
 import { collectionsFromRollup, collectionsRollup, inForceFromRollup, mrrFromRollup, mrrRollup } from '../../src/billing/rollups';
 import { monthsBetween } from '../../src/billing/mrr';
+import { ageInvoices } from '../../src/billing/receivables';
+import { agingTotalsFromRollup, receivablesRollup } from '../../src/billing/rollups';
 
 const DAY = 86_400_000;
 const base = Date.UTC(2026, 0, 1);
@@ -126,6 +128,31 @@ describe('collections rollup', () => {
       fc.property(fc.array(txArb, { maxLength: 25 }), fc.array(paidArb, { maxLength: 6 }), (txs, paid) => {
         expect(collectionsRollup([...txs].reverse(), [...paid].reverse())).toEqual(collectionsRollup(txs, paid));
       }),
+    );
+  });
+});
+
+describe('receivables rollup', () => {
+  const invArb = fc.record({
+    id: fc.uuid(),
+    customer_id: fc.constantFrom('cust_a', 'cust_b'),
+    status: fc.constantFrom('pending', 'overdue'),
+    due_date: fc.integer({ min: 0, max: 400 }).map((n) => new Date(base + n * DAY).toISOString().slice(0, 10)),
+    total_amount: fc.integer({ min: 0, max: 1_000_000 }).map((c) => (c / 100).toFixed(2)),
+    amount_paid: fc.integer({ min: 0, max: 500_000 }).map((c) => (c / 100).toFixed(2)),
+    created_at: fc.integer({ min: -100, max: 400 }).chain((d) => fc.boolean().map((edge) => instant(d, edge))),
+  });
+
+  it('property: the aging totals from the rollup are exactly those of the live aging, on any day', () => {
+    fc.assert(
+      fc.property(fc.array(invArb, { maxLength: 30 }), fc.integer({ min: -120, max: 600 }), (invoices, asOfDay) => {
+        const asOf = new Date(base + asOfDay * DAY).toISOString().slice(0, 10);
+        const end = Date.parse(`${asOf}T00:00:00Z`) + DAY;
+        const live = ageInvoices(invoices.filter((i) => i.created_at.getTime() < end), asOf);
+        const groups = JSON.parse(JSON.stringify(receivablesRollup(invoices)));
+        expect(agingTotalsFromRollup(groups, asOf)).toEqual({ buckets: live.buckets.map(({ invoices: _, ...b }) => b), total: live.total, overdue: live.overdue });
+      }),
+      { numRuns: 300 },
     );
   });
 });

@@ -10,7 +10,8 @@ import { newAccount, startTestApi, TestApi } from '../support/api';
 import { createTestWorker, keepHistory, replay } from '../support/workflows';
 import { workflowIds } from '../../src/temporal/workflowIds';
 import { ReportRollup, ReportRollupState, ReportRollupStateDoc } from '../../src/models/reportRollup';
-import { readCollectionsRollup, readMrrRollup, rebuildRollup, rollupStateId, rollupsChanged } from '../../src/services/reportRollups';
+import { readCollectionsRollup, readMrrRollup, readReceivablesRollup, rebuildRollup, rollupStateId, rollupsChanged } from '../../src/services/reportRollups';
+import { receivables, receivablesTotals } from '../../src/services/reports';
 import { loadCollectionsSource, loadMrrSubscriptions } from '../../src/services/reportSources';
 import { collectionsReport } from '../../src/billing/collections';
 import { mrrReport, monthsBetween, addMonths, monthOf } from '../../src/billing/mrr';
@@ -50,11 +51,15 @@ async function seed() {
 const state = (scope: { accountId: string; sandbox: null }, kind: 'mrr' | 'collections') => ReportRollupState.findById(rollupStateId(scope, kind)).lean<ReportRollupStateDoc>();
 
 /** Waits until these rollups are current (each run's result first, so the test server skips its timers). */
-async function rollupsCurrent(scope: { accountId: string; sandbox: null }, handle: () => ReturnType<TestWorkflowEnvironment['client']['workflow']['getHandle']>, kinds: ('mrr' | 'collections')[]) {
+async function rollupsCurrent(scope: { accountId: string; sandbox: null }, handle: () => ReturnType<TestWorkflowEnvironment['client']['workflow']['getHandle']>, kinds: ('mrr' | 'collections' | 'receivables')[]) {
   const deadline = Date.now() + 60_000;
   for (;;) {
     await handle().result();
-    if ((!kinds.includes('mrr') || (await readMrrRollup(scope))) && (!kinds.includes('collections') || (await readCollectionsRollup(scope)))) return;
+    if (
+      (!kinds.includes('mrr') || (await readMrrRollup(scope))) &&
+      (!kinds.includes('collections') || (await readCollectionsRollup(scope))) &&
+      (!kinds.includes('receivables') || (await readReceivablesRollup(scope)))
+    ) return;
     if (Date.now() > deadline) throw new Error('rollups not current after 60 s');
     await new Promise((r) => setTimeout(r, 300));
   }
@@ -79,7 +84,7 @@ describe('report rollup workflow', () => {
       const tx = await a.api.post('/v1/crypto_transactions', { to_address_id: btc.id, amount: '0.002', currency_code: 'BTC', transaction_id: txHash() });
       expect(tx.status).toBe(201);
       expect(await readCollectionsRollup(scope)).toBeNull();
-      await rollupsCurrent(scope, handle, ['mrr', 'collections']);
+      await rollupsCurrent(scope, handle, ['mrr', 'collections', 'receivables']);
       const after = (await a.api.get('/v1/reports/collections')).body;
       expect(after.months[11].payments).toBe(before.months[11].payments + 1);
       // ...and once rebuilt the rollup gives exactly the live answer.
@@ -89,36 +94,46 @@ describe('report rollup workflow', () => {
       expect(after.unallocated_credit).toEqual(liveCollections.unallocated_credit);
       const s = await state(scope, 'collections');
       expect(s!.built_gen).toBe(s!.dirty_gen);
+      // The overview's receivables totals from the rollup: the invoice is open (paid in part or not at all).
+      const liveAging = await receivables(scope, {});
+      expect(await readReceivablesRollup(scope)).not.toBeNull();
+      expect(await receivablesTotals(scope)).toEqual({ buckets: liveAging.aging.buckets.map(({ invoices: _, ...b }) => b), total: liveAging.aging.total, overdue: liveAging.aging.overdue });
+
+      // The payment's allocation (its own workflow) marks both again: rebuilt once more, still the live answer.
+      await env.client.workflow.getHandle(workflowIds.allocation(customer.id)).result();
+      await rollupsCurrent(scope, handle, ['mrr', 'collections', 'receivables']);
+      await handle().result();
+      const src2 = await loadCollectionsSource(scope);
+      expect((await a.api.get('/v1/reports/collections')).body.months).toEqual(collectionsReport(src2.transactions, src2.markedPaid, monthsBetween(from, thisMonth)).months);
+      expect(await readCollectionsRollup(scope)).not.toBeNull();
 
       await replay(keepHistory('reportRollup-rebuilds', await handle().fetchHistory()), 'replay-report-rollup');
-    });
-  });
-
-  it('a rebuild is idempotent, replaces its build, and a rollup marked stale is not read', async () => {
-    const worker = await createTestWorker(env, taskQueue);
-    await worker.runUntil(async () => {
-      const { scope, handle } = await seed();
-      await rollupsCurrent(scope, handle, ['mrr']);
-      const first = await readMrrRollup(scope);
-      const firstBuild = (await state(scope, 'mrr'))!.build;
-      const outcome = await rebuildRollup(scope, 'mrr');
-      expect(outcome).toMatchObject({ swapped: true, current: true });
-      expect(await readMrrRollup(scope)).toEqual(first);
-      const s = (await state(scope, 'mrr'))!;
-      expect(s.build).not.toBe(firstBuild);
-      expect(await ReportRollup.countDocuments({ build: firstBuild })).toBe(0);
-      expect(await ReportRollup.countDocuments({ build: s.build })).toBe(s.parts);
-
-      // Marked stale (a write): read as missing until rebuilt.
-      await rollupsChanged(scope, 'mrr');
-      expect(await readMrrRollup(scope)).toBeNull();
-      await rollupsCurrent(scope, handle, ['mrr']);
-      expect(await readMrrRollup(scope)).toEqual(first);
     });
   });
 });
 
 describe('report rollups without a worker', () => {
+  it('a rebuild is idempotent, replaces its build, and a rollup marked stale is not read', async () => {
+    const { scope } = await seed();
+    expect(await rebuildRollup(scope, 'mrr')).toMatchObject({ swapped: true, current: true });
+    const first = await readMrrRollup(scope);
+    expect(first).not.toBeNull();
+    const firstBuild = (await state(scope, 'mrr'))!.build;
+    const outcome = await rebuildRollup(scope, 'mrr');
+    expect(outcome).toMatchObject({ swapped: true, current: true });
+    expect(await readMrrRollup(scope)).toEqual(first);
+    const s = (await state(scope, 'mrr'))!;
+    expect(s.build).not.toBe(firstBuild);
+    expect(await ReportRollup.countDocuments({ build: firstBuild })).toBe(0);
+    expect(await ReportRollup.countDocuments({ build: s.build })).toBe(s.parts);
+
+    // Marked stale (a write): read as missing until rebuilt, then the same again.
+    await rollupsChanged(scope, 'mrr');
+    expect(await readMrrRollup(scope)).toBeNull();
+    expect(await rebuildRollup(scope, 'mrr')).toMatchObject({ swapped: true, current: true });
+    expect(await readMrrRollup(scope)).toEqual(first);
+  });
+
   it('a first rebuild of a scope no write ever marked is current (documents written straight, as the bench does)', async () => {
     const a = await newAccount(api.url);
     const scope = { accountId: a.account_id as string, sandbox: null };
