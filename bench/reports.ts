@@ -123,7 +123,7 @@ export async function runReportsBench(apiUrl: string): Promise<string[]> {
   // The documents were written straight to the database, so no write marked or rebuilt the
   // rollups: the reports answer live. One call of each live, then the rebuild the rollup
   // workflow's activity does, then the same reports from the rollups: the answers must be equal.
-  const reportPaths = ['/v1/reports/mrr', '/v1/reports/collections'];
+  const reportPaths = ['/v1/reports/mrr', '/v1/reports/collections', '/v1/reports/receivables'];
   const timedJson = async (path: string) => {
     const t = performance.now();
     const res = await get(path)();

@@ -165,6 +165,8 @@ export async function markInvoiceOverdue(invoiceId: string, dueDate: string): Pr
   ).lean<InvoiceDoc>();
   const invoice = updated ?? (await Invoice.findById(invoiceId).lean<InvoiceDoc>());
   if (!invoice || invoice.status !== 'overdue' || invoice.due_date !== dueDate) return 'not_pending';
+  // The receivables report lists each open invoice with its status.
+  await rollupsChanged(scopeOfDoc(invoice), 'receivables');
   await recordEvent(scopeOfDoc(invoice), 'invoice.overdue', invoiceEventPayload(invoice), {
     idempotencyKey: `invoice.overdue:${invoiceId}:${dueDate}`,
   });

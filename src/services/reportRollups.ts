@@ -22,6 +22,7 @@ import { randomBytes } from 'node:crypto';
 import { ReportRollup, ReportRollupDoc, ReportRollupState, ReportRollupStateDoc, RollupKind } from '../models/reportRollup';
 import { isDuplicateKey } from '../models/errors';
 import { Scope } from '../models/scope';
+import type { OpenInvoice } from '../billing/receivables';
 import { collectionsRollup, CollectionsRollup, mrrRollup, MrrRollupMonth, receivablesRollup, ReceivablesGroup } from '../billing/rollups';
 import { loadCollectionsSource, loadMrrSubscriptions, loadOpenInvoices } from './reportSources';
 import { hasTemporal } from '../temporal/context';
@@ -31,6 +32,10 @@ import { rollupStaleSignal } from '../temporal/reportDefinitions';
 import type { reportRollupWorkflow } from '../workflows/reportRollup';
 
 const CREDIT_PART = 'credit';
+const DUE_PART = 'due:';
+const INVOICES_PART = 'invoices:';
+/** Open invoices per part of the receivables rollup. */
+const INVOICE_CHUNK = 1_000;
 
 export function rollupStateId(scope: Scope, kind: RollupKind): string {
   return `${kind}|${scope.accountId}|${scope.sandbox ?? ''}`;
@@ -77,12 +82,20 @@ export async function rollupsChanged(scope: Scope, ...kinds: RollupKind[]): Prom
 async function buildParts(scope: Scope, kind: RollupKind): Promise<[string, unknown][]> {
   if (kind === 'mrr') return mrrRollup(await loadMrrSubscriptions(scope)).map((row) => [row.month, row]);
   if (kind === 'receivables') {
+    const open = await loadOpenInvoices(scope);
     const byMonth = new Map<string, ReceivablesGroup[]>();
-    for (const g of receivablesRollup(await loadOpenInvoices(scope))) {
+    for (const g of receivablesRollup(open)) {
       const month = g.due_date.slice(0, 7);
       byMonth.set(month, [...(byMonth.get(month) ?? []), g]);
     }
-    return [...byMonth.entries()];
+    // The invoices themselves for the report's lists, in chunks (one small document per invoice
+    // costs FerretDB a whole-document decode each; a chunk is one), in id order.
+    const entries: OpenInvoiceEntry[] = open
+      .map((i) => ({ id: i.id, customer_id: i.customer_id, status: i.status, due_date: i.due_date, total_amount: i.total_amount, amount_paid: i.amount_paid, created_at: i.created_at.getTime() }))
+      .sort((a, b) => (a.id < b.id ? -1 : 1));
+    const chunks: [string, unknown][] = [];
+    for (let i = 0; i < entries.length; i += INVOICE_CHUNK) chunks.push([`${INVOICES_PART}${String(i / INVOICE_CHUNK).padStart(5, '0')}`, entries.slice(i, i + INVOICE_CHUNK)]);
+    return [...[...byMonth.entries()].map(([m, g]): [string, unknown] => [`${DUE_PART}${m}`, g]), ...chunks];
   }
   const { transactions, markedPaid } = await loadCollectionsSource(scope);
   const rollup = collectionsRollup(transactions, markedPaid);
@@ -153,8 +166,15 @@ export async function readCollectionsRollup(scope: Scope): Promise<CollectionsRo
   };
 }
 
-/** The open-invoice groups of the scope (any order), or null when not current. */
-export async function readReceivablesRollup(scope: Scope): Promise<ReceivablesGroup[] | null> {
+/** An open invoice as kept in the receivables rollup (`created_at` in ms). */
+export type OpenInvoiceEntry = OpenInvoice & { created_at: number };
+
+/** The open-invoice groups (for the overview's totals) and the open invoices (for the report), or null when not current. */
+export async function readReceivablesRollup(scope: Scope): Promise<{ groups: ReceivablesGroup[]; invoices: OpenInvoiceEntry[] } | null> {
   const parts = await readCurrent(scope, 'receivables');
-  return parts ? parts.flatMap((p) => p.data as ReceivablesGroup[]) : null;
+  if (!parts) return null;
+  return {
+    groups: parts.filter((p) => p.part.startsWith(DUE_PART)).flatMap((p) => p.data as ReceivablesGroup[]),
+    invoices: parts.filter((p) => p.part.startsWith(INVOICES_PART)).flatMap((p) => p.data as OpenInvoiceEntry[]),
+  };
 }

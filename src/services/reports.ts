@@ -73,15 +73,18 @@ export function resolveAsOf(asOf: string | undefined, now: Date): string {
 export async function receivables(scope: Scope, query: { as_of?: string }, now = new Date()) {
   const asOf = resolveAsOf(query.as_of, now);
   const end = Date.parse(`${asOf}T00:00:00Z`) + 86_400_000;
-  const open = (await loadOpenInvoices(scope)).filter((i) => i.created_at.getTime() < end).map(({ created_at: _, ...i }) => i);
+  // From the rollup's copy of the open invoices when current, else from the invoices themselves.
+  const rollup = await readReceivablesRollup(scope);
+  const all = rollup ? rollup.invoices : (await loadOpenInvoices(scope)).map((i) => ({ ...i, created_at: i.created_at.getTime() }));
+  const open = all.filter((i) => i.created_at < end).map(({ created_at: _, ...i }) => i);
   return { asOf, aging: ageInvoices(open, asOf) };
 }
 
 /** The aging's counts and amounts today (the console's overview): from the rollup when current, else live. */
 export async function receivablesTotals(scope: Scope, now = new Date()): Promise<AgingTotals> {
   const asOf = resolveAsOf(undefined, now);
-  const groups = await readReceivablesRollup(scope);
-  if (groups) return agingTotalsFromRollup(groups, asOf);
+  const rollup = await readReceivablesRollup(scope);
+  if (rollup) return agingTotalsFromRollup(rollup.groups, asOf);
   const { aging } = await receivables(scope, {}, now);
   return { buckets: aging.buckets.map(({ invoices: _, ...b }) => b), total: aging.total, overdue: aging.overdue };
 }
