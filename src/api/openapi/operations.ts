@@ -280,7 +280,9 @@ export const OPERATIONS: Operation[] = [
     description:
       'Open invoices (`pending`, `overdue`) created by `as_of` (a day, today by default), by days past due on that day: current, ' +
       '1-30, 31-60, 61-90, over 90. Amounts are balances (total less what was applied). Each bucket lists at most 1,000 invoices ' +
-      '(`invoices_truncated`); `Accept: text/csv` answers every invoice as CSV.',
+      '(`invoices_truncated`). ' +
+      'Served from a rollup rebuilt a few seconds after each write that changes it; until then computed from every document, ' +
+      'so the answer is never stale. `Accept: text/csv` answers every invoice as CSV.',
     query: receivablesQuery,
     success: { status: 200, description: 'The aging', schema: 'ReceivablesReport', csv: true },
   },
