@@ -6,7 +6,9 @@
  *
  * Customers are created through the API (so the list page is an ordinary one); subscriptions,
  * invoices and crypto transactions are written straight to the database in bulk, shaped as the
- * services write them (no workflow is started for them: the reports read documents only).
+ * services write them (no workflow is started for them). The MRR and collections rollups are then
+ * rebuilt as the rollup workflow's activity would after such writes (timed), and the reports
+ * answered from them are checked equal to the live answers before they are measured.
  * BENCH_REPORTS_SUBSCRIPTIONS (default 1,000) changes the size.
  */
 import { performance } from 'node:perf_hooks';
@@ -17,6 +19,9 @@ import { Invoice } from '../src/models/invoice';
 import { CryptoTransaction } from '../src/models/cryptoTransaction';
 import { newId, ID_PREFIX } from '../src/lib/ids';
 import { percentile, pool, target } from './support';
+import { isDeepStrictEqual } from 'node:util';
+import { rebuildRollup } from '../src/services/reportRollups';
+import { receivablesTotals } from '../src/services/reports';
 
 const SECTION = 'reports';
 const SUBSCRIPTIONS = Number(process.env.BENCH_REPORTS_SUBSCRIPTIONS ?? 1000);
@@ -114,6 +119,33 @@ export async function runReportsBench(apiUrl: string): Promise<string[]> {
 
   const cookie = `console_session=${await signIn({ email, password: 'bench-password' }, 3600)}`;
   const get = (path: string, headers: Record<string, string> = auth) => () => fetch(apiUrl + path, { headers });
+
+  // The documents were written straight to the database, so no write marked or rebuilt the
+  // rollups: the reports answer live. One call of each live, then the rebuild the rollup
+  // workflow's activity does, then the same reports from the rollups: the answers must be equal.
+  const reportPaths = ['/v1/reports/mrr', '/v1/reports/collections', '/v1/reports/receivables'];
+  const timedJson = async (path: string) => {
+    const t = performance.now();
+    const res = await get(path)();
+    const body = await res.json();
+    if (res.status !== 200) throw new Error(`reports bench: ${path} answered ${res.status}`);
+    return { body, ms: performance.now() - t };
+  };
+  const live = await Promise.all(reportPaths.map(async (p) => timedJson(p)));
+  const liveTotals = await receivablesTotals({ accountId: account.account_id, sandbox: null });
+  const rebuilds: string[] = [];
+  for (const kind of ['mrr', 'collections', 'receivables'] as const) {
+    const t = performance.now();
+    const outcome = await rebuildRollup({ accountId: account.account_id, sandbox: null }, kind);
+    if (!outcome.current) throw new Error(`reports bench: the ${kind} rollup is not current after its rebuild`);
+    rebuilds.push(`${kind} ${ms(performance.now() - t)} (${outcome.parts} parts)`);
+  }
+  for (const [i, p] of reportPaths.entries()) {
+    const fromRollup = await timedJson(p);
+    if (!isDeepStrictEqual(fromRollup.body, live[i].body)) throw new Error(`reports bench: ${p} from the rollup differs from the live answer`);
+  }
+  if (!isDeepStrictEqual(await receivablesTotals({ accountId: account.account_id, sandbox: null }), liveTotals)) throw new Error('reports bench: the receivables totals from the rollup differ from the live ones');
+  progress(`rollups rebuilt: ${rebuilds.join(', ')}; answers equal to the live ones`);
   const list = await sampleP50(get('/v1/customers?page=1'));
   const measured: [string, { p50: number; n: number }][] = [
     ['console overview (GET /console)', await sampleP50(get('/console', { Cookie: cookie }))],
@@ -124,6 +156,8 @@ export async function runReportsBench(apiUrl: string): Promise<string[]> {
   const lines = [
     `reports: ${subs.length} subscriptions, ${invoices.length} invoices, ${transactions.length} transactions in one account`,
     `  list page (GET /v1/customers?page=1)          p50 ${ms(list.p50)} (${list.n} samples, baseline)`,
+    `  rollup rebuild (the activity, once): ${rebuilds.join(', ')}`,
+    ...reportPaths.map((p, i) => `  live, without rollup (one call): ${p} ${ms(live[i].ms)} = x${(live[i].ms / list.p50).toFixed(1)} of the list page`),
     ...measured.map(([name, m]) => `  ${name.padEnd(44)} p50 ${ms(m.p50)} (${m.n} samples) = x${(m.p50 / list.p50).toFixed(1)} of the list page`),
   ];
   for (const [name, m] of measured) {

@@ -2,6 +2,8 @@ import type { ActivityDeps } from './deps';
 import { ChargeInput, generateSubscriptionInvoice, markInvoiceOverdue } from '../services/invoices';
 import { loadSubscriptionForBilling, syncSubscriptionState } from '../services/subscriptions';
 import { createWorkerMetrics } from '../metrics/worker';
+import { rebuildRollup, RebuildOutcome } from '../services/reportRollups';
+import type { RollupKind } from '../models/reportRollup';
 
 /** Activities of the billing domain. Each is idempotent: a retry never bills or records twice. */
 export function createBillingActivities(deps: ActivityDeps) {
@@ -9,7 +11,7 @@ export function createBillingActivities(deps: ActivityDeps) {
   return {
     /** pending -> overdue when still due on that date; true when the invoice is overdue. */
     markInvoiceOverdue: async (invoiceId: string, dueDate: string): Promise<boolean> => {
-      const outcome = await markInvoiceOverdue(invoiceId, dueDate);
+      const outcome = await markInvoiceOverdue(deps, invoiceId, dueDate);
       if (outcome === 'marked') metrics.invoicesOverdue.inc();
       return outcome !== 'not_pending';
     },
@@ -23,5 +25,8 @@ export function createBillingActivities(deps: ActivityDeps) {
     },
     /** Status and active phase as of `now`, with their events. */
     syncSubscriptionState: (subscriptionId: string, nowIso: string) => syncSubscriptionState(subscriptionId, nowIso),
+    /** Rebuilds one report rollup of an account and scope from its source (idempotent: never an increment). */
+    rebuildReportRollup: (input: { accountId: string; sandbox: string | null; kind: RollupKind }): Promise<RebuildOutcome> =>
+      rebuildRollup({ accountId: input.accountId, sandbox: input.sandbox }, input.kind),
   };
 }

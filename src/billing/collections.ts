@@ -100,30 +100,44 @@ export function collectionsReport(
     c.allocated = c.allocated.plus(outside);
   }
 
-  const rows: CollectionRow[] = [...cells.entries()]
-    .map(([key, c]) => {
-      const [month, currency, source] = key.split('|') as [Month, string, CollectionSource];
-      return {
-        month,
-        currency,
-        source,
-        manual: source !== 'blockchain',
-        payments: c.payments,
-        amount: source === 'invoice_marked_paid' ? toAmount(c.amount) : c.amount.toFixed(),
-        usd_value: toAmount(c.usd),
-        allocated_usd: toAmount(c.allocated),
-        unallocated_usd: toAmount(c.unallocated),
-      };
-    })
-    .sort((a, b) => (a.month + a.currency + a.source < b.month + b.currency + b.source ? -1 : 1));
-  return {
+  const rows: CollectionRow[] = [...cells.entries()].map(([key, c]) => {
+    const [month, currency, source] = key.split('|') as [Month, string, CollectionSource];
+    return {
+      month,
+      currency,
+      source,
+      manual: source !== 'blockchain',
+      payments: c.payments,
+      amount: source === 'invoice_marked_paid' ? toAmount(c.amount) : c.amount.toFixed(),
+      usd_value: toAmount(c.usd),
+      allocated_usd: toAmount(c.allocated),
+      unallocated_usd: toAmount(c.unallocated),
+    };
+  });
+  return summarizeCollections(
     rows,
+    months,
+    [...credit.entries()].map(([customer_id, c]) => ({ customer_id, amount: toAmount(c.amount), transactions: c.transactions })),
+  );
+}
+
+/**
+ * The result from its rows (one per month, currency and source) and the credit per customer:
+ * rows in order, the per-month totals, the credit in customer order. Shared by the live report
+ * and the one read from rollups (src/billing/rollups.ts), so both give the same answer.
+ */
+export function summarizeCollections(
+  rows: readonly CollectionRow[],
+  months: readonly Month[],
+  credit: CollectionsResult['unallocated_credit'],
+): CollectionsResult {
+  const sorted = [...rows].sort((a, b) => (a.month + a.currency + a.source < b.month + b.currency + b.source ? -1 : 1));
+  return {
+    rows: sorted,
     months: months.map((month) => {
-      const of = rows.filter((r) => r.month === month);
+      const of = sorted.filter((r) => r.month === month);
       return { month, usd_value: toAmount(of.reduce((s, r) => s.plus(r.usd_value), zero())), payments: of.reduce((n, r) => n + r.payments, 0) };
     }),
-    unallocated_credit: [...credit.entries()]
-      .map(([customer_id, c]) => ({ customer_id, amount: toAmount(c.amount), transactions: c.transactions }))
-      .sort((a, b) => (String(a.customer_id) < String(b.customer_id) ? -1 : 1)),
+    unallocated_credit: [...credit].sort((a, b) => (String(a.customer_id) < String(b.customer_id) ? -1 : 1)),
   };
 }

@@ -32,6 +32,7 @@ import { applyCryptoAllocation, cryptoAllocationsOf, ensureInvoicePaidEvent, Inv
 import { recordEvent } from './events';
 import type { Dependencies } from '../dependencies';
 import type { Allocatable } from '../temporal/clients/allocation';
+import { rollupsChanged } from './reportRollups';
 
 export { allocationKey } from '../temporal/clients/allocation';
 
@@ -52,6 +53,7 @@ export async function ensurePriced(deps: Dependencies, tx: CryptoTransactionDoc)
   // By `_id` alone (FerretDB v1 scans the collection inside the write for any other filter field);
   // the value is the same on every attempt (price at the fixed timestamp), so a racing write is harmless.
   const updated = await CryptoTransaction.findOneAndUpdate({ _id: tx._id }, { $set: { usd_value: value, usd_price: price } }, { returnDocument: 'after' }).lean<CryptoTransactionDoc>();
+  await rollupsChanged(deps, scopeOfDoc(tx), 'collections');
   return updated ?? tx;
 }
 
@@ -163,6 +165,8 @@ export async function allocateTransaction(deps: Dependencies, txId: string, opts
       : null;
     const final = finished ?? latest;
     if (!final) return { status: 'missing', allocations: 0, unallocated: null };
+    // Also when an earlier attempt wrote it (it may have died before marking).
+    await rollupsChanged(deps, scopeOfDoc(final), 'collections');
     await recordAllocationEvents(deps, final);
     return { status: finished ? 'allocated' : 'already_allocated', allocations: final.allocations.length, unallocated: final.unallocated_amount ?? null };
   }
@@ -279,6 +283,7 @@ async function settleManualAllocation(deps: Dependencies, txId: string, entry: E
       { _id: txId },
       { $set: { unallocated_amount: sumAmounts([tx.unallocated_amount ?? '0.00', entry.amount_applied]), allocations: tx.allocations.filter((a) => a._id !== entry._id) } },
     );
+    await rollupsChanged(deps, scopeOfDoc(tx), 'collections');
     await freeTransactionSlotOf(tx, entry._id);
     return 'undone';
   } finally {
@@ -398,6 +403,7 @@ export async function allocateManually(
       await AllocationSlot.deleteOne({ _id: txSlot });
       throw ApiError.notFound('Crypto transaction not found', 'id');
     }
+    await rollupsChanged(deps, scopeOfDoc(reserved), 'collections');
     result = (await applyCryptoAllocation(deps, invoice._id, invoiceEntryOf(tx._id, entry), { amount_paid: invoice.amount_paid ?? '0.00', status: invoice.status })).result;
   } catch (err) {
     if (err instanceof ApiError) throw err;

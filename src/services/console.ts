@@ -10,15 +10,15 @@ import { CryptoTransaction, CryptoTransactionDoc } from '../models/cryptoTransac
 import { Scope, scopeFilter, findInScope, inScope } from '../models/scope';
 import { ApiError } from '../lib/errors';
 import { centsToAmount, toAmount, Money } from '../billing/money';
-import { phaseAt, subscriptionMrrCents, monthOf } from '../billing/mrr';
+import { subscriptionMrrCents, monthOf } from '../billing/mrr';
 import { AGING_LABELS } from '../billing/receivables';
-import { collections, loadMrrSubscriptions, mrr, receivables, toMrrSubscription } from './reports';
+import { collections, inForceAt, loadMrrSource, mrr, receivablesTotals, toMrrSubscription } from './reports';
 import { timelineSteps } from './subscriptionTimeline';
 
 export async function overview(scope: Scope, now = new Date()) {
   const thisMonth = monthOf(now);
-  const subs = await loadMrrSubscriptions(scope);
-  const [m, r, c] = await Promise.all([mrr(scope, { to: thisMonth }, now, subs), receivables(scope, {}, now), collections(scope, { to: thisMonth }, now)]);
+  const source = await loadMrrSource(scope);
+  const [m, aging, c] = await Promise.all([mrr(scope, { to: thisMonth }, now, source), receivablesTotals(scope, now), collections(scope, { to: thisMonth }, now)]);
   const current = m.months[m.months.length - 1];
   const collected = c.result.months[c.result.months.length - 1];
   const currencies = [...new Set(c.result.rows.map((row) => row.currency))].sort();
@@ -27,10 +27,10 @@ export async function overview(scope: Scope, now = new Date()) {
     mrr: centsToAmount(current.mrrCents),
     arr: centsToAmount(current.mrrCents * 12),
     // From the phases in force now, not the stored status, which the subscription workflow moves later.
-    active_subscriptions: subs.filter((s) => phaseAt(s, now) !== null).length,
+    active_subscriptions: inForceAt(source, now),
     churned_this_month: current.churnedSubscriptions,
-    open_total: r.aging.total,
-    overdue_total: r.aging.overdue,
+    open_total: aging.total,
+    overdue_total: aging.overdue,
     collected_this_month: collected.usd_value,
     charts: {
       mrr: {
@@ -41,7 +41,7 @@ export async function overview(scope: Scope, now = new Date()) {
         churned: m.months.map((x) => x.churnedCents / 100),
         mrr: m.months.map((x) => x.mrrCents / 100),
       },
-      aging: { labels: r.aging.buckets.map((b) => AGING_LABELS[b.bucket]), amounts: r.aging.buckets.map((b) => Number(b.amount)) },
+      aging: { labels: aging.buckets.map((b) => AGING_LABELS[b.bucket]), amounts: aging.buckets.map((b) => Number(b.amount)) },
       collections: {
         labels: c.result.months.map((x) => x.month),
         currencies: currencies.map((cur) => ({

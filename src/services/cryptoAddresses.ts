@@ -13,9 +13,11 @@ import { newId, ID_PREFIX } from '../lib/ids';
 import { ApiError } from '../lib/errors';
 import { CryptoCurrency, isSupportedCurrency, validateAddress } from '../cryptocurrency/addresses';
 import { presentCryptoAddress } from '../presenters/cryptoAddress';
+import type { Dependencies } from '../dependencies';
 import { recordEvent } from './events';
 import { createListed, listScopePage, recountListSlots } from './listing';
 import { findIn } from '../models/pushdown';
+import { rollupsChanged } from './reportRollups';
 
 export interface CryptoAddressInput {
   wallet_id: string;
@@ -75,23 +77,24 @@ export async function listCryptoAddresses(scope: Scope, page: number) {
 }
 
 /** Deletes addresses with their payment claims and transaction records, one `crypto_address.deleted` each. */
-export async function removeAddresses(scope: Scope, addresses: CryptoAddressDoc[]): Promise<void> {
+export async function removeAddresses(deps: Dependencies, scope: Scope, addresses: CryptoAddressDoc[]): Promise<void> {
   for (const address of addresses) {
     await PaymentClaim.deleteMany({ to_address_id: address._id });
     await CryptoTransaction.deleteMany({ to_address_id: address._id });
+    await rollupsChanged(deps, scope, 'collections');
     await CryptoAddress.deleteOne({ _id: address._id });
     await recountListSlots(CryptoAddress, [address]);
     await recordEvent(scope, 'crypto_address.deleted', presentCryptoAddress(address));
   }
 }
 
-export async function deleteCryptoAddress(scope: Scope, id: string): Promise<void> {
-  await removeAddresses(scope, [await findCryptoAddress(scope, id)]);
+export async function deleteCryptoAddress(deps: Dependencies, scope: Scope, id: string): Promise<void> {
+  await removeAddresses(deps, scope, [await findCryptoAddress(scope, id)]);
 }
 
 /** The customer wallet delete path (wallets.ts): every address of those wallets, with its claims and transactions. */
-export async function removeAddressesOfWallets(scope: Scope, walletIds: string[]): Promise<void> {
+export async function removeAddressesOfWallets(deps: Dependencies, scope: Scope, walletIds: string[]): Promise<void> {
   if (walletIds.length === 0) return;
   const addresses = await findIn<CryptoAddressDoc>(CryptoAddress, 'wallet_id', walletIds);
-  await removeAddresses(scope, addresses.filter((a) => a.account_id === scope.accountId && (a.sandbox ?? null) === scope.sandbox));
+  await removeAddresses(deps, scope, addresses.filter((a) => a.account_id === scope.accountId && (a.sandbox ?? null) === scope.sandbox));
 }

@@ -21,6 +21,7 @@ import { allocateManually, scheduleAllocation } from './allocation';
 import type { Dependencies } from '../dependencies';
 import { recordEvent } from './events';
 import { listPage } from './listing';
+import { rollupsChanged } from './reportRollups';
 
 export interface CryptoTransactionInput {
   to_address_id: string;
@@ -139,6 +140,7 @@ export async function recordCryptoTransaction(
 
 /** `crypto_transaction.received` (once per transaction) and allocation: both safe to repeat. */
 async function announce(deps: Dependencies, scope: Scope, tx: CryptoTransactionDoc, allocate = () => scheduleAllocation(deps, tx)): Promise<CryptoTransactionDoc> {
+  await rollupsChanged(deps, scope, 'collections');
   await recordEvent(scope, 'crypto_transaction.received', presentCryptoTransaction(tx), { idempotencyKey: `crypto_transaction.received:${tx._id}` });
   await allocate();
   return tx;

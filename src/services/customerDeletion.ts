@@ -18,7 +18,7 @@ export async function deleteCustomer(deps: Dependencies, scope: Scope, id: strin
   const customer = await Customer.findByIdAndDelete(id).lean<CustomerDoc>();
   if (!customer) throw ApiError.notFound('Customer not found', 'id');
   await recountListSlots(Customer, [customer]);
-  await deleteCustomerWallet(scope, id);
+  await deleteCustomerWallet(deps, scope, id);
   // Its payment claim links too: none stays usable at /pay/<secret> for a deleted customer.
   await deleteCustomerPaymentClaimLinks(deps, scope, id);
   await recordEvent(scope, 'customer.deleted', customerEventPayload(customer));

@@ -20,6 +20,7 @@ import { findCustomer } from './customers';
 import { createListed, listPage, listScopePage, recountListSlots } from './listing';
 import { Subscription, SubscriptionDoc } from '../models/subscription';
 import type { Dependencies } from '../dependencies';
+import { rollupsChanged } from './reportRollups';
 
 export interface LineItemInput {
   price_id: string;
@@ -99,6 +100,8 @@ export async function createInvoice(deps: Dependencies, scope: Scope, input: Inv
       billing_key: id,
     })
   ).toObject() as InvoiceDoc;
+  // Open: in the receivables; created paid: paid outside the service, in the collections report.
+  await rollupsChanged(deps, scope, invoice.status === 'paid' ? 'collections' : 'receivables');
   await recordEvent(scope, 'invoice.created', invoiceEventPayload(invoice));
   await dueWatch?.start();
   return presentInvoice(invoice);
@@ -126,6 +129,8 @@ export async function updateInvoice(deps: Dependencies, scope: Scope, id: string
   // Conditional on the status read above, so a concurrent change (an allocation paying it) is not overwritten blindly.
   const invoice = await Invoice.findOneAndUpdate({ _id: id, status: before.status }, { $set: changes }, { returnDocument: 'after' }).lean<InvoiceDoc>();
   if (!invoice) throw ApiError.conflict('invoice_changed', 'The invoice changed while updating; retry', 'status');
+  // Status or due date: the receivables; marked paid by hand (or no longer paid): the collections.
+  await rollupsChanged(deps, scope, 'receivables', ...(before.status !== invoice.status && (before.status === 'paid' || invoice.status === 'paid') ? (['collections'] as const) : []));
   await recordEvent(scope, 'invoice.updated', invoiceEventPayload(invoice));
   if (input.status === 'paid' && before.status !== 'paid') await recordEvent(scope, 'invoice.paid', invoiceEventPayload(invoice));
   if (invoice.status === 'pending') await deps.workflows.invoiceDue.watch(invoice, changes.due_date !== undefined && changes.due_date !== before.due_date);
@@ -136,6 +141,7 @@ export async function updateInvoice(deps: Dependencies, scope: Scope, id: string
 export async function deleteInvoice(deps: Dependencies, scope: Scope, id: string): Promise<void> {
   const invoice = await findInvoice(scope, id);
   await Invoice.deleteOne({ _id: id });
+  await rollupsChanged(deps, scope, invoice.status === 'paid' ? 'collections' : 'receivables');
   await recountListSlots(Invoice, [invoice]);
   await deps.workflows.invoiceDue.close(id);
 }
@@ -147,7 +153,7 @@ export type OverdueOutcome = 'marked' | 'was_overdue' | 'not_pending';
  * Used by the due-date workflow's activity: pending -> overdue only if the invoice is still
  * pending with that due date. Idempotent: a retry re-records nothing (keyed event).
  */
-export async function markInvoiceOverdue(invoiceId: string, dueDate: string): Promise<OverdueOutcome> {
+export async function markInvoiceOverdue(deps: Dependencies, invoiceId: string, dueDate: string): Promise<OverdueOutcome> {
   const updated = await Invoice.findOneAndUpdate(
     { _id: invoiceId, status: 'pending', due_date: dueDate },
     { $set: { status: 'overdue' } },
@@ -155,6 +161,8 @@ export async function markInvoiceOverdue(invoiceId: string, dueDate: string): Pr
   ).lean<InvoiceDoc>();
   const invoice = updated ?? (await Invoice.findById(invoiceId).lean<InvoiceDoc>());
   if (!invoice || invoice.status !== 'overdue' || invoice.due_date !== dueDate) return 'not_pending';
+  // The receivables report lists each open invoice with its status.
+  await rollupsChanged(deps, scopeOfDoc(invoice), 'receivables');
   await recordEvent(scopeOfDoc(invoice), 'invoice.overdue', invoiceEventPayload(invoice), {
     idempotencyKey: `invoice.overdue:${invoiceId}:${dueDate}`,
   });
@@ -216,6 +224,8 @@ export async function generateSubscriptionInvoice(
     invoice = await Invoice.findById(invoiceId).lean<InvoiceDoc>();
   }
   if (!invoice) return null;
+  // Also on a retry (the first attempt may have died before marking).
+  await rollupsChanged(deps, scope, 'receivables');
   await recordEvent(scope, 'invoice.created', invoiceEventPayload(invoice), { idempotencyKey: `invoice.created:${billingKey}` });
   if (charge.kind === 'renewal') {
     await recordEvent(
@@ -230,12 +240,13 @@ export async function generateSubscriptionInvoice(
 }
 
 /** Price deletes take their line items with them (spec cascade table). */
-export async function removeLineItemsOfPrices(scope: Scope, priceIds: string[]): Promise<void> {
+export async function removeLineItemsOfPrices(deps: Dependencies, scope: Scope, priceIds: string[]): Promise<void> {
   const invoices = await Invoice.find({ ...scopeFilter(scope), 'line_items.price_id': { $in: priceIds } }).lean<InvoiceDoc[]>();
   for (const inv of invoices) {
     const kept = inv.line_items.filter((l) => !priceIds.includes(l.price_id));
     await Invoice.updateOne({ _id: inv._id }, { $set: { line_items: kept, total_amount: sumAmounts(kept.map((l) => l.amount)) } });
   }
+  if (invoices.length > 0) await rollupsChanged(deps, scope, 'collections', 'receivables');
 }
 
 /** One crypto allocation as kept on the invoice (`crypto_allocations`, the invoice-side record of exactly-once). */
@@ -300,6 +311,7 @@ export async function applyCryptoAllocation(
   const set: Record<string, unknown> = { amount_paid: sumAmounts([current.amount_paid ?? '0.00', applied.amount_applied]) };
   if (applied.pays_in_full) set.status = 'paid';
   const updated = await Invoice.findOneAndUpdate({ _id: invoiceId }, { $set: set, $push: { crypto_allocations: applied } }, { returnDocument: 'after', strict: false }).lean<InvoiceDoc>();
+  if (updated) await rollupsChanged(deps, scopeOfDoc(updated), 'receivables');
   if (updated && applied.pays_in_full) await recordInvoicePaidFor(deps, updated, applied.id);
   return { result: 'applied', entry: applied };
 }

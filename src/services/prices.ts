@@ -97,7 +97,7 @@ async function removePrices(deps: Dependencies, scope: Scope, prices: PriceDoc[]
   if (prices.length === 0) return;
   const ids = prices.map((p) => p._id);
   await removeSubscriptionsOfPrices(deps, scope, ids);
-  await removeLineItemsOfPrices(scope, ids);
+  await removeLineItemsOfPrices(deps, scope, ids);
   await Price.deleteMany({ _id: { $in: ids }, ...scopeFilter(scope) });
   await recountListSlots(Price, prices);
   for (const p of prices) await recordEvent(scope, 'price.deleted', eventPayload(p));

@@ -23,6 +23,7 @@ import { recordEvent } from './events';
 import { findCustomer } from './customers';
 import { createListed, listScopePage, recountListSlots } from './listing';
 import type { Dependencies } from '../dependencies';
+import { rollupsChanged } from './reportRollups';
 
 type ProrationBehavior = (typeof PRORATION_BEHAVIORS)[number];
 
@@ -123,6 +124,7 @@ export async function createSubscription(deps: Dependencies, scope: Scope, input
       phases,
     })
   ).toObject() as SubscriptionDoc;
+  await rollupsChanged(deps, scope, 'mrr');
   await recordEvent(scope, 'subscription.created', subscriptionEventPayload(sub));
   for (let i = 0; i < sub.phases.length; i++) await recordEvent(scope, 'subscription_phase.created', phaseEventPayload(sub, i, false));
   await workflow.start();
@@ -156,6 +158,7 @@ export async function updateSubscription(deps: Dependencies, scope: Scope, id: s
 export async function deleteSubscription(deps: Dependencies, scope: Scope, id: string): Promise<void> {
   await findSubscription(scope, id);
   const canceled = await Subscription.findByIdAndUpdate(id, { $set: { status: 'canceled', canceled_at: new Date() } }, { returnDocument: 'after' }).lean<SubscriptionDoc>();
+  await rollupsChanged(deps, scope, 'mrr');
   await deps.workflows.subscription.cancel(id);
   await recordEvent(scope, 'subscription.canceled', subscriptionEventPayload(canceled!), { idempotencyKey: `subscription.canceled:${id}` });
   // Revenue reports still need it (its MRR until canceled_at, and its churn).

@@ -5,6 +5,7 @@ import { findIn } from '../models/pushdown';
 import { newId, ID_PREFIX } from '../lib/ids';
 import { ApiError } from '../lib/errors';
 import { presentWallet } from '../presenters/wallet';
+import type { Dependencies } from '../dependencies';
 import { recordEvent } from './events';
 import { createListed, listScopePage, recountListSlots } from './listing';
 import { removeAddressesOfWallets } from './cryptoAddresses';
@@ -45,12 +46,12 @@ export async function listWallets(scope: Scope, page: number) {
 }
 
 /** Customer delete cascades to the customer's wallet and its addresses. */
-export async function deleteCustomerWallet(scope: Scope, customerId: string): Promise<void> {
+export async function deleteCustomerWallet(deps: Dependencies, scope: Scope, customerId: string): Promise<void> {
   const wallets = await Wallet.find({ ...scopeFilter(scope), owner_type: 'customer', owner_id: customerId }).lean<WalletDoc[]>();
   const ids = wallets.map((w) => w._id);
   if (ids.length === 0) return;
   // Through the address delete path: each address takes its claims and transactions with it.
-  await removeAddressesOfWallets(scope, ids);
+  await removeAddressesOfWallets(deps, scope, ids);
   await Wallet.deleteMany({ _id: { $in: ids } });
   await recountListSlots(Wallet, wallets);
 }

@@ -6,4 +6,5 @@ export const workflowIds = {
   claimLink: (linkId: string) => `claim-link-${linkId}`,
   allocation: (customerOrAccountKey: string) => `allocation-${customerOrAccountKey}`,
   chainWatcher: (currency: string) => `chain-watcher-${currency}`,
+  reportRollup: (accountId: string, sandbox: string | null) => `report-rollup-${accountId}-${sandbox ?? 'live'}`,
 };

@@ -41,7 +41,7 @@ const noTemporal = async (): Promise<never> => {
   throw new Error('Temporal client is not configured');
 };
 
-/** Workflow clients of a process without Temporal: nothing is recorded or started; allocation runs inline. */
+/** Workflow clients of a process without Temporal: nothing is recorded or started; allocation runs inline; report rollups stay stale (reports compute live). */
 export function inlineWorkflows(deps: () => Dependencies): Workflows {
   return {
     outbox: null,
@@ -66,6 +66,8 @@ export function inlineWorkflows(deps: () => Dependencies): Workflows {
     chainWatcher: { ensure: noTemporal },
     claimLink: { plan: async () => NO_START, close: nothing },
     invoiceDue: { watch: nothing, plan: async () => NO_START, close: nothing },
+    // Nothing rebuilds a rollup marked stale: the reports compute live (as without a worker).
+    reportRollup: { stale: nothing },
     subscription: { plan: async () => NO_START, changed: nothing, cancel: nothing },
     webhookDelivery: { start: noTemporal, stopDeliveriesOf: nothing },
   };

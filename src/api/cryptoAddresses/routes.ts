@@ -1,4 +1,5 @@
 import type Router from '@koa/router';
+import type { RouteDeps } from '../app';
 import type { AppState, Ctx } from '../context';
 import { scopeOf } from '../context';
 import { compile, idParam, pageQuery, s } from '../validation';
@@ -24,7 +25,7 @@ export const createBody = compile<CryptoAddressInput>({
   },
 });
 
-export function cryptoAddressRoutes(router: Router<AppState>) {
+export function cryptoAddressRoutes(router: Router<AppState>, deps: RouteDeps) {
   router.get('/crypto_addresses', async (ctx: Ctx) => {
     ctx.body = await listCryptoAddresses(scopeOf(ctx), pageQuery(ctx.query).page);
   });
@@ -36,7 +37,7 @@ export function cryptoAddressRoutes(router: Router<AppState>) {
     ctx.body = await createCryptoAddress(scopeOf(ctx), createBody(ctx.request.body));
   });
   router.delete('/crypto_addresses/:id', async (ctx: Ctx) => {
-    await deleteCryptoAddress(scopeOf(ctx), idParam(ctx.params.id));
+    await deleteCryptoAddress(deps, scopeOf(ctx), idParam(ctx.params.id));
     ctx.status = 204;
   });
 }

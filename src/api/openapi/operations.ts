@@ -264,7 +264,10 @@ export const OPERATIONS: Operation[] = [
       'MRR from the phases in force at each month end, normalised to a month (yearly / 12, weekly x 52 / 12, daily x 365 / 12), ' +
       'overrides and quantities applied. Movements are signed: `starting_mrr` plus new, expansion, contraction (negative) and ' +
       'churned (negative) is `mrr`. `from` and `to` are months (`YYYY-MM`), the 12 months ending with the current one by default, ' +
-      'at most 120. `Accept: text/csv` answers CSV.',
+      'at most 120. ' +
+      'Served from a rollup rebuilt a few seconds after each write that changes it; until then computed from every document, ' +
+      'so the answer is never stale. ' +
+      '`Accept: text/csv` answers CSV.',
     query: monthRangeQuery,
     success: { status: 200, description: 'One row per month', schema: 'MrrReport', csv: true },
   },
@@ -277,7 +280,9 @@ export const OPERATIONS: Operation[] = [
     description:
       'Open invoices (`pending`, `overdue`) created by `as_of` (a day, today by default), by days past due on that day: current, ' +
       '1-30, 31-60, 61-90, over 90. Amounts are balances (total less what was applied). Each bucket lists at most 1,000 invoices ' +
-      '(`invoices_truncated`); `Accept: text/csv` answers every invoice as CSV.',
+      '(`invoices_truncated`). ' +
+      'Served from a rollup rebuilt a few seconds after each write that changes it; until then computed from every document, ' +
+      'so the answer is never stale. `Accept: text/csv` answers every invoice as CSV.',
     query: receivablesQuery,
     success: { status: 200, description: 'The aging', schema: 'ReceivablesReport', csv: true },
   },
@@ -291,6 +296,8 @@ export const OPERATIONS: Operation[] = [
       'Crypto transactions by the month of their timestamp, at the USD value they were allocated at, told apart by source ' +
       '(`blockchain`: detected on chain; `manual_entry`: entered by hand or an approved claim), and invoices marked paid by hand ' +
       'with no crypto applied (`invoice_marked_paid`, in USD). `unallocated_credit` is the credit left per customer. ' +
+      'Served from a rollup rebuilt a few seconds after each write that changes it; until then computed from every document, ' +
+      'so the answer is never stale. ' +
       '`Accept: text/csv` answers the rows as CSV.',
     query: monthRangeQuery,
     success: { status: 200, description: 'Rows per month, currency and source', schema: 'CollectionsReport', csv: true },

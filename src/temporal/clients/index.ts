@@ -10,6 +10,7 @@ import { AllocationWorkflows, allocationWorkflows } from './allocation';
 import { ChainWatcherWorkflows, chainWatcherWorkflows } from './chainWatcher';
 import { ClaimLinkWorkflows, claimLinkWorkflows } from './claimLink';
 import { InvoiceDueWorkflows, invoiceDueWorkflows } from './invoiceDue';
+import { ReportRollupWorkflows, reportRollupWorkflows } from './reportRollup';
 import { SubscriptionWorkflows, subscriptionWorkflows } from './subscription';
 import { WebhookDeliveryWorkflows, webhookDeliveryWorkflows } from './webhookDelivery';
 
@@ -20,6 +21,7 @@ export interface Workflows {
   chainWatcher: ChainWatcherWorkflows;
   claimLink: ClaimLinkWorkflows;
   invoiceDue: InvoiceDueWorkflows;
+  reportRollup: ReportRollupWorkflows;
   subscription: SubscriptionWorkflows;
   webhookDelivery: WebhookDeliveryWorkflows;
 }
@@ -32,6 +34,7 @@ export function temporalWorkflows(temporal: TemporalContext, logger: Logger): Wo
     chainWatcher: chainWatcherWorkflows(temporal),
     claimLink: claimLinkWorkflows(temporal, outbox),
     invoiceDue: invoiceDueWorkflows(temporal, outbox),
+    reportRollup: reportRollupWorkflows(outbox),
     subscription: subscriptionWorkflows(temporal, outbox),
     webhookDelivery: webhookDeliveryWorkflows(temporal),
   };

@@ -1,0 +1,172 @@
+/**
+ * Report rollups (MRR, collections) per account and scope: precomputed so a report reads one
+ * state document and a few part documents instead of every subscription or transaction.
+ *
+ * - A write that changes a rollup's source (a subscription created or deleted; a transaction
+ *   recorded, priced, allocated, unallocated or deleted; an invoice's status or total changed,
+ *   or the invoice deleted) calls `rollupsChanged` after it: the rollup's `dirty_gen` gets a new
+ *   random value, and the scope's rollup workflow is signalled (signal-with-start through the
+ *   workflow-start outbox), which rebuilds it after a debounce.
+ * - A rebuild (`rebuildRollup`, the activity) reads `dirty_gen`, then the source, computes the
+ *   rollup (a pure function of the source: never an increment), writes it as a new build, points
+ *   the state at it (compare-and-set on the build it replaced) with `built_gen` = the gen it read,
+ *   and deletes the old build's parts. Rebuilding twice gives the same rollup.
+ * - A report uses the rollup only when it is current: `built_gen === dirty_gen` (no source write
+ *   marked since the source was read) and every part of the build was found. Otherwise it
+ *   computes live, as before. So a report is never stale: right after a payment it is computed
+ *   live, and from the rollup again once the rebuild ran (a few seconds).
+ * The one gap: a process that dies between a source write and its mark leaves the rollup looking
+ * current without that write, until the next write to the same rollup marks it.
+ */
+import { randomBytes } from 'node:crypto';
+import { ReportRollup, ReportRollupDoc, ReportRollupState, ReportRollupStateDoc, RollupKind } from '../models/reportRollup';
+import { isDuplicateKey } from '../models/errors';
+import { Scope } from '../models/scope';
+import type { OpenInvoice } from '../billing/receivables';
+import { collectionsRollup, CollectionsRollup, mrrRollup, MrrRollupMonth, receivablesRollup, ReceivablesGroup } from '../billing/rollups';
+import { loadCollectionsSource, loadMrrSubscriptions, loadOpenInvoices } from './reportSources';
+import type { Dependencies } from '../dependencies';
+
+const CREDIT_PART = 'credit';
+const DUE_PART = 'due:';
+const INVOICES_PART = 'invoices:';
+/** Open invoices per part of the receivables rollup. */
+const INVOICE_CHUNK = 1_000;
+
+export function rollupStateId(scope: Scope, kind: RollupKind): string {
+  return `${kind}|${scope.accountId}|${scope.sandbox ?? ''}`;
+}
+
+const randomGen = () => randomBytes(9).toString('base64url');
+
+/**
+ * Upsert by `_id` (`$set` the scope fields, which never change, so the update is never empty);
+ * two at once on FerretDB: the second insert is a duplicate, so it is tried again as an update.
+ * "No build" is `''`, not null, so the compare-and-set below is a plain string equality.
+ */
+async function upsertState(scope: Scope, kind: RollupKind, set: Record<string, unknown> = {}): Promise<void> {
+  const _id = rollupStateId(scope, kind);
+  const fields = { account_id: scope.accountId, sandbox: scope.sandbox, kind };
+  const onInsert: Record<string, unknown> = { built_gen: '', build: '', parts: 0, built_at: null, dirty_gen: '' };
+  for (const k of Object.keys(set)) delete onInsert[k];
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await ReportRollupState.collection.updateOne({ _id } as never, { $set: { ...fields, ...set }, $setOnInsert: onInsert } as never, { upsert: true });
+      return;
+    } catch (err) {
+      if (!isDuplicateKey(err) || attempt > 0) throw err;
+    }
+  }
+}
+
+/**
+ * After a write that changed the source of these rollups: marks them stale (reports compute live
+ * until the rebuild), then asks the scope's rollup workflow to rebuild them
+ * (`deps.workflows.reportRollup`). Without Temporal (plain API tests) nothing rebuilds them: the
+ * reports stay live.
+ */
+export async function rollupsChanged(deps: Dependencies, scope: Scope, ...kinds: RollupKind[]): Promise<void> {
+  for (const kind of kinds) await upsertState(scope, kind, { dirty_gen: randomGen() });
+  await deps.workflows.reportRollup.stale(scope, kinds);
+}
+
+/** Each part of a rollup as stored: `[part, data]`. */
+async function buildParts(scope: Scope, kind: RollupKind): Promise<[string, unknown][]> {
+  if (kind === 'mrr') return mrrRollup(await loadMrrSubscriptions(scope)).map((row) => [row.month, row]);
+  if (kind === 'receivables') {
+    const open = await loadOpenInvoices(scope);
+    const byMonth = new Map<string, ReceivablesGroup[]>();
+    for (const g of receivablesRollup(open)) {
+      const month = g.due_date.slice(0, 7);
+      byMonth.set(month, [...(byMonth.get(month) ?? []), g]);
+    }
+    // The invoices themselves for the report's lists, in chunks (one small document per invoice
+    // costs FerretDB a whole-document decode each; a chunk is one), in id order.
+    const entries: OpenInvoiceEntry[] = open
+      .map((i) => ({ id: i.id, customer_id: i.customer_id, status: i.status, due_date: i.due_date, total_amount: i.total_amount, amount_paid: i.amount_paid, created_at: i.created_at.getTime() }))
+      .sort((a, b) => (a.id < b.id ? -1 : 1));
+    const chunks: [string, unknown][] = [];
+    for (let i = 0; i < entries.length; i += INVOICE_CHUNK) chunks.push([`${INVOICES_PART}${String(i / INVOICE_CHUNK).padStart(5, '0')}`, entries.slice(i, i + INVOICE_CHUNK)]);
+    return [...[...byMonth.entries()].map(([m, g]): [string, unknown] => [`${DUE_PART}${m}`, g]), ...chunks];
+  }
+  const { transactions, markedPaid } = await loadCollectionsSource(scope);
+  const rollup = collectionsRollup(transactions, markedPaid);
+  return [...rollup.months.map((m): [string, unknown] => [m.month, m.rows]), [CREDIT_PART, rollup.unallocated_credit]];
+}
+
+export interface RebuildOutcome {
+  kind: RollupKind;
+  parts: number;
+  /** False when another rebuild replaced the same build first (this one's parts were dropped). */
+  swapped: boolean;
+  /** Whether the rollup was current once written (no source write marked during the rebuild). */
+  current: boolean;
+}
+
+/** Rebuilds one rollup from its source (idempotent: see the module comment). The activity. */
+export async function rebuildRollup(scope: Scope, kind: RollupKind): Promise<RebuildOutcome> {
+  await upsertState(scope, kind);
+  const _id = rollupStateId(scope, kind);
+  const before = await ReportRollupState.findById(_id).lean<ReportRollupStateDoc>();
+  // Read before the source: a write marked after this point makes the build not current.
+  const gen = before?.dirty_gen ?? '';
+  const previous = before?.build ?? '';
+  const parts = await buildParts(scope, kind);
+  const build = `${kind}_${randomGen()}`;
+  const docs: ReportRollupDoc[] = parts.map(([part, data]) => ({ _id: `${build}|${part}`, build, account_id: scope.accountId, sandbox: scope.sandbox, kind, part, data }));
+  for (let i = 0; i < docs.length; i += 500) await ReportRollup.collection.insertMany(docs.slice(i, i + 500) as never[], { ordered: false });
+  const swap = await ReportRollupState.collection.updateOne(
+    { _id, build: previous } as never,
+    { $set: { build, built_gen: gen, parts: docs.length, built_at: new Date() } },
+  );
+  if (swap.matchedCount === 0) {
+    await ReportRollup.collection.deleteMany({ build } as never);
+    return { kind, parts: docs.length, swapped: false, current: false };
+  }
+  if (previous) await ReportRollup.collection.deleteMany({ build: previous } as never);
+  const after = await ReportRollupState.findById(_id).lean<ReportRollupStateDoc>();
+  return { kind, parts: docs.length, swapped: true, current: (after?.dirty_gen ?? '') === gen };
+}
+
+/** The current build's parts, or null when the rollup is missing, stale, or being replaced. */
+async function readCurrent(scope: Scope, kind: RollupKind): Promise<ReportRollupDoc[] | null> {
+  const state = await ReportRollupState.findById(rollupStateId(scope, kind)).lean<ReportRollupStateDoc>();
+  if (!state?.build || (state.built_gen ?? '') !== (state.dirty_gen ?? '')) return null;
+  // One equality on `build` (pushed down to its index).
+  const parts = await ReportRollup.find({ build: state.build }).lean<ReportRollupDoc[]>();
+  // Fewer: the build was replaced and its parts deleted while being read.
+  return parts.length === state.parts ? parts : null;
+}
+
+export async function readMrrRollup(scope: Scope): Promise<MrrRollupMonth[] | null> {
+  const parts = await readCurrent(scope, 'mrr');
+  if (!parts) return null;
+  return parts.map((p) => p.data as MrrRollupMonth).sort((a, b) => (a.month < b.month ? -1 : a.month > b.month ? 1 : 0));
+}
+
+export async function readCollectionsRollup(scope: Scope): Promise<CollectionsRollup | null> {
+  const parts = await readCurrent(scope, 'collections');
+  if (!parts) return null;
+  const credit = parts.find((p) => p.part === CREDIT_PART);
+  if (!credit) return null;
+  return {
+    months: parts
+      .filter((p) => p.part !== CREDIT_PART)
+      .map((p) => ({ month: p.part, rows: p.data as CollectionsRollup['months'][number]['rows'] }))
+      .sort((a, b) => (a.month < b.month ? -1 : 1)),
+    unallocated_credit: credit.data as CollectionsRollup['unallocated_credit'],
+  };
+}
+
+/** An open invoice as kept in the receivables rollup (`created_at` in ms). */
+export type OpenInvoiceEntry = OpenInvoice & { created_at: number };
+
+/** The open-invoice groups (for the overview's totals) and the open invoices (for the report), or null when not current. */
+export async function readReceivablesRollup(scope: Scope): Promise<{ groups: ReceivablesGroup[]; invoices: OpenInvoiceEntry[] } | null> {
+  const parts = await readCurrent(scope, 'receivables');
+  if (!parts) return null;
+  return {
+    groups: parts.filter((p) => p.part.startsWith(DUE_PART)).flatMap((p) => p.data as ReceivablesGroup[]),
+    invoices: parts.filter((p) => p.part.startsWith(INVOICES_PART)).flatMap((p) => p.data as OpenInvoiceEntry[]),
+  };
+}

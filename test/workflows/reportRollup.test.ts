@@ -1,0 +1,172 @@
+/**
+ * Report rollups through the real app and worker: writes signal the account's rollup workflow,
+ * which rebuilds the rollups; the reports read them once current and compute live before that,
+ * so the answer never changes, only where it comes from. The history replays.
+ */
+import { isDeepStrictEqual } from 'node:util';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { useTestDatabase } from '../support/db';
+import { timeSkippingEnvironment } from '../support/temporal';
+import { newAccount, startTestApi, TestApi } from '../support/api';
+import { createTestWorker, keepHistory, replay } from '../support/workflows';
+import { testDependencies } from '../support/dependencies';
+import { workflowIds } from '../../src/temporal/workflowIds';
+import { ReportRollup, ReportRollupState, ReportRollupStateDoc } from '../../src/models/reportRollup';
+import { readCollectionsRollup, readMrrRollup, readReceivablesRollup, rebuildRollup, rollupStateId, rollupsChanged } from '../../src/services/reportRollups';
+import { receivables, receivablesTotals } from '../../src/services/reports';
+import { loadCollectionsSource, loadMrrSubscriptions, loadOpenInvoices } from '../../src/services/reportSources';
+import { ageInvoices } from '../../src/billing/receivables';
+import { collectionsReport } from '../../src/billing/collections';
+import { mrrReport, monthsBetween, addMonths, monthOf } from '../../src/billing/mrr';
+import { BTC_BECH32, customerWithWallet, invoiceOf, txHash } from '../crypto/helpers';
+
+useTestDatabase();
+const taskQueue = 'report-rollup-test';
+let env: TestWorkflowEnvironment;
+let api: TestApi;
+
+beforeAll(async () => {
+  env = await timeSkippingEnvironment();
+  api = await startTestApi({}, {}, { client: env.client, taskQueue });
+});
+afterAll(async () => {
+  await api?.close();
+  await env?.teardown();
+});
+
+const DAY = 86_400_000;
+const thisMonth = monthOf(new Date());
+const from = addMonths(thisMonth, -11);
+
+async function seed() {
+  const a = await newAccount(api.url);
+  const scope = { accountId: a.account_id as string, sandbox: null };
+  const product = (await a.api.post('/v1/products', { name: 'Plan' })).body;
+  const monthly = (await a.api.post('/v1/prices', { product_id: product.id, amount: 2000, recurring: { interval: 'month', interval_count: 1 } })).body;
+  const { customer, wallet } = await customerWithWallet(a.api);
+  const start = new Date(Date.now() - 70 * DAY).toISOString();
+  for (const q of [1, 2]) expect((await a.api.post('/v1/subscriptions', { customer_id: customer.id, proration_behavior: 'none', phases: [{ start_date: start, items: [{ price_id: monthly.id, quantity: q }] }] })).status).toBe(201);
+  const btc = (await a.api.post('/v1/crypto_addresses', { wallet_id: wallet.id, currency_code: 'BTC', address: BTC_BECH32 })).body;
+  const handle = () => env.client.workflow.getHandle(workflowIds.reportRollup(scope.accountId, null));
+  return { a, scope, customer, btc, handle };
+}
+
+const state = (scope: { accountId: string; sandbox: null }, kind: 'mrr' | 'collections') => ReportRollupState.findById(rollupStateId(scope, kind)).lean<ReportRollupStateDoc>();
+
+/** Waits until these rollups are current (each run's result first, so the test server skips its timers). */
+async function rollupsCurrent(scope: { accountId: string; sandbox: null }, handle: () => ReturnType<TestWorkflowEnvironment['client']['workflow']['getHandle']>, kinds: ('mrr' | 'collections' | 'receivables')[]) {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    await handle().result();
+    if (
+      (!kinds.includes('mrr') || (await readMrrRollup(scope))) &&
+      (!kinds.includes('collections') || (await readCollectionsRollup(scope))) &&
+      (!kinds.includes('receivables') || (await readReceivablesRollup(scope)))
+    ) return;
+    if (Date.now() > deadline) throw new Error('rollups not current after 60 s');
+    await new Promise((r) => setTimeout(r, 300));
+  }
+}
+
+describe('report rollup workflow', () => {
+  it('rebuilds after writes; a report after a payment shows it live at once, then from the rollup; the history replays', async () => {
+    const worker = await createTestWorker(env, taskQueue);
+    await worker.runUntil(async () => {
+      const { a, scope, customer, btc, handle } = await seed();
+      // Subscriptions were created: MRR rebuilt. No payment yet: collections never marked, so live.
+      await rollupsCurrent(scope, handle, ['mrr']);
+      expect(await readCollectionsRollup(scope)).toBeNull();
+      const mrrBefore = (await a.api.get('/v1/reports/mrr')).body;
+      const live = mrrReport(await loadMrrSubscriptions(scope), from, thisMonth);
+      expect(mrrFromApi(mrrBefore)).toEqual(live.map((m) => m.mrrCents));
+      expect(mrrBefore.months[11]).toMatchObject({ mrr: '60.00', active_subscriptions: 2 });
+      const before = (await a.api.get('/v1/reports/collections')).body;
+
+      // A payment: the rollup is stale at once, so the report computes live and shows it.
+      await invoiceOf(a.api, customer.id, '100.00', '2030-01-01');
+      const tx = await a.api.post('/v1/crypto_transactions', { to_address_id: btc.id, amount: '0.002', currency_code: 'BTC', transaction_id: txHash() });
+      expect(tx.status).toBe(201);
+      expect(await readCollectionsRollup(scope)).toBeNull();
+      await rollupsCurrent(scope, handle, ['mrr', 'collections', 'receivables']);
+      const after = (await a.api.get('/v1/reports/collections')).body;
+      expect(after.months[11].payments).toBe(before.months[11].payments + 1);
+      // ...and once rebuilt the rollup gives exactly the live answer.
+      const src = await loadCollectionsSource(scope);
+      const liveCollections = collectionsReport(src.transactions, src.markedPaid, monthsBetween(from, thisMonth));
+      expect(after.months).toEqual(liveCollections.months);
+      expect(after.unallocated_credit).toEqual(liveCollections.unallocated_credit);
+      const s = await state(scope, 'collections');
+      expect(s!.built_gen).toBe(s!.dirty_gen);
+      // The overview's receivables totals from the rollup: the invoice is open (paid in part or not at all).
+      // The payment's allocation (its own workflow) marks both again: rebuilt once more, still the live answer.
+      await env.client.workflow.getHandle(workflowIds.allocation(customer.id)).result();
+      await rollupsCurrent(scope, handle, ['mrr', 'collections', 'receivables']);
+      await handle().result();
+      const src2 = await loadCollectionsSource(scope);
+      expect((await a.api.get('/v1/reports/collections')).body.months).toEqual(collectionsReport(src2.transactions, src2.markedPaid, monthsBetween(from, thisMonth)).months);
+      expect(await readCollectionsRollup(scope)).not.toBeNull();
+
+      // Receivables: the report and the overview's totals from the rollup equal the live aging.
+      // Subscription renewals (time skips while awaiting results) keep marking it: compared only
+      // while it stays current across the live read.
+      const today = new Date().toISOString().slice(0, 10);
+      for (let tries = 0; ; tries++) {
+        await rollupsCurrent(scope, handle, ['receivables']);
+        const fromRollup = await receivables(scope, {});
+        const totals = await receivablesTotals(scope);
+        const live = ageInvoices((await loadOpenInvoices(scope)).map(({ created_at: _, ...i }) => i), today);
+        // A renewal's invoice written between the two reads (its mark follows its write): read again.
+        const settled = (await readReceivablesRollup(scope)) !== null && isDeepStrictEqual(fromRollup.aging, live);
+        if (!settled && tries < 15) {
+          await new Promise((r) => setTimeout(r, 500));
+          continue;
+        }
+        expect(fromRollup.aging).toEqual(live);
+        expect(live.total.count).toBeGreaterThan(0);
+        expect(totals).toEqual({ buckets: live.buckets.map(({ invoices: _, ...b }) => b), total: live.total, overdue: live.overdue });
+        break;
+      }
+
+      await replay(keepHistory('reportRollup-rebuilds', await handle().fetchHistory()), 'replay-report-rollup');
+    });
+  });
+});
+
+describe('report rollups without a worker', () => {
+  it('a rebuild is idempotent, replaces its build, and a rollup marked stale is not read', async () => {
+    const { scope } = await seed();
+    expect(await rebuildRollup(scope, 'mrr')).toMatchObject({ swapped: true, current: true });
+    const first = await readMrrRollup(scope);
+    expect(first).not.toBeNull();
+    const firstBuild = (await state(scope, 'mrr'))!.build;
+    const outcome = await rebuildRollup(scope, 'mrr');
+    expect(outcome).toMatchObject({ swapped: true, current: true });
+    expect(await readMrrRollup(scope)).toEqual(first);
+    const s = (await state(scope, 'mrr'))!;
+    expect(s.build).not.toBe(firstBuild);
+    expect(await ReportRollup.countDocuments({ build: firstBuild })).toBe(0);
+    expect(await ReportRollup.countDocuments({ build: s.build })).toBe(s.parts);
+
+    // Marked stale (a write): read as missing until rebuilt, then the same again.
+    // Without a workflow client (inline: nothing signalled), so only the rebuild below builds it.
+    await rollupsChanged(testDependencies(), scope, 'mrr');
+    expect(await readMrrRollup(scope)).toBeNull();
+    expect(await rebuildRollup(scope, 'mrr')).toMatchObject({ swapped: true, current: true });
+    expect(await readMrrRollup(scope)).toEqual(first);
+  });
+
+  it('a first rebuild of a scope no write ever marked is current (documents written straight, as the bench does)', async () => {
+    const a = await newAccount(api.url);
+    const scope = { accountId: a.account_id as string, sandbox: null };
+    expect(await readMrrRollup(scope)).toBeNull();
+    expect(await rebuildRollup(scope, 'mrr')).toMatchObject({ swapped: true, current: true, parts: 0 });
+    expect(await rebuildRollup(scope, 'collections')).toMatchObject({ swapped: true, current: true, parts: 1 });
+    expect(await readMrrRollup(scope)).toEqual([]);
+    expect(await readCollectionsRollup(scope)).toEqual({ months: [], unallocated_credit: [] });
+    expect((await a.api.get('/v1/reports/mrr')).body.months[11]).toMatchObject({ mrr: '0.00', active_subscriptions: 0 });
+  });
+});
+
+function mrrFromApi(body: { months: { mrr: string }[] }): number[] {
+  return body.months.map((m) => Math.round(Number(m.mrr) * 100));
+}
