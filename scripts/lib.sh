@@ -319,8 +319,23 @@ start_temporal_dev() { # port uiport dbfile logfile [--headless]
   if [[ "${1:-}" == "--headless" ]]; then args+=(--headless); else args+=(--ui-port "$ui"); fi
   local sa; for sa in "${SEARCH_ATTRIBUTES[@]}"; do args+=(--search-attribute "$sa"); done
   mkdir -p "$(dirname "$db")"
-  start_bg "$logfile" "$TOOLS/bin/temporal" "${args[@]}" >/dev/null
-  wait_for_port "$port" temporal 120 || { tail -n 20 "$logfile" >&2; return 1; }
+  # The dev server picks its internal ports itself and panics when one cannot be had at that
+  # moment ("failed assigning ephemeral port", seen once on a busy machine): a process that exits
+  # while starting is started again, twice at most.
+  local attempt pid i
+  for attempt in 1 2 3; do
+    start_bg "$logfile" "$TOOLS/bin/temporal" "${args[@]}" >/dev/null
+    pid=${PIDS[-1]}
+    for ((i = 0; i < 600; i++)); do
+      if port_open "$port"; then return 0; fi
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.2
+    done
+    if kill -0 "$pid" 2>/dev/null; then break; fi
+    local kept=() p; for p in "${PIDS[@]}"; do [[ "$p" == "$pid" ]] || kept+=("$p"); done; PIDS=("${kept[@]}")
+    log "temporal exited while starting (attempt $attempt of 3)"; tail -n 3 "$logfile" >&2
+  done
+  log "temporal did not open port $port"; tail -n 20 "$logfile" >&2; return 1
 }
 
 # Debian packages (root only). Waits for another apt to finish; if an interrupted install left
