@@ -1,7 +1,6 @@
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { useTestDatabase } from '../support/db';
-import { timeSkippingEnvironment } from '../support/temporal';
-import { newAccount, startTestApi, TestApi } from '../support/api';
+import { useTimeSkippingApi } from '../support/temporal';
+import { newAccount } from '../support/api';
 import { createTestWorker, keepHistory, replay } from '../support/workflows';
 import { dayAfter } from '../../src/billing/dueDate';
 import { workflowIds } from '../../src/temporal/workflowIds';
@@ -9,36 +8,26 @@ import { Event } from '../../src/models/event';
 
 useTestDatabase();
 const taskQueue = 'invoice-due-test';
-let env: TestWorkflowEnvironment;
-let api: TestApi;
-
-beforeAll(async () => {
-  env = await timeSkippingEnvironment();
-  api = await startTestApi({}, {}, { client: env.client, taskQueue });
-});
-afterAll(async () => {
-  await api?.close();
-  await env?.teardown();
-});
+const stack = useTimeSkippingApi(taskQueue);
 
 async function setup(daysUntilDue: number) {
-  const a = await newAccount(api.url);
+  const a = await newAccount(stack.api.url);
   const customer = (await a.api.post('/v1/customers', { email: 'due@x.io' })).body;
-  const due = dayAfter(new Date(await env.currentTimeMs()), daysUntilDue);
+  const due = dayAfter(new Date(await stack.env.currentTimeMs()), daysUntilDue);
   const invoice = (await a.api.post('/v1/invoices', { customer_id: customer.id, due_date: due })).body;
-  return { a, invoice, handle: env.client.workflow.getHandle(workflowIds.invoiceDue(invoice.id)) };
+  return { a, invoice, handle: stack.env.client.workflow.getHandle(workflowIds.invoiceDue(invoice.id)) };
 }
 
 const statusOf = async (a: Awaited<ReturnType<typeof newAccount>>, id: string) => (await a.api.get(`/v1/invoices/${id}`)).body.status;
 
 describe('invoice due-date workflow', () => {
   it('makes a pending invoice overdue after its due date, not before, once', async () => {
-    const worker = await createTestWorker(env, taskQueue);
+    const worker = await createTestWorker(stack.env, taskQueue);
     await worker.runUntil(async () => {
       const { a, invoice, handle } = await setup(3);
-      await env.sleep('3 days'); // now inside the due date's day or just before it
+      await stack.env.sleep('3 days'); // now inside the due date's day or just before it
       expect(await statusOf(a, invoice.id)).toBe('pending');
-      await env.sleep('2 days');
+      await stack.env.sleep('2 days');
       expect(await handle.result()).toBe('overdue');
       expect(await statusOf(a, invoice.id)).toBe('overdue');
       const events = await Event.find({ event: 'invoice.overdue', 'payload.id': invoice.id }).lean();
@@ -49,32 +38,32 @@ describe('invoice due-date workflow', () => {
   });
 
   it('never makes a paid invoice overdue', async () => {
-    const worker = await createTestWorker(env, taskQueue);
+    const worker = await createTestWorker(stack.env, taskQueue);
     await worker.runUntil(async () => {
       const { a, invoice, handle } = await setup(2);
       await a.api.patch(`/v1/invoices/${invoice.id}`, { status: 'paid' });
       expect(await handle.result()).toBe('closed');
-      await env.sleep('10 days');
+      await stack.env.sleep('10 days');
       expect(await statusOf(a, invoice.id)).toBe('paid');
       expect(await Event.countDocuments({ event: 'invoice.overdue', 'payload.id': invoice.id })).toBe(0);
     });
   });
 
   it('re-arms the timer when the due date moves', async () => {
-    const worker = await createTestWorker(env, taskQueue);
+    const worker = await createTestWorker(stack.env, taskQueue);
     await worker.runUntil(async () => {
       const { a, invoice, handle } = await setup(2);
-      await a.api.patch(`/v1/invoices/${invoice.id}`, { due_date: dayAfter(new Date(await env.currentTimeMs()), 10) });
-      await env.sleep('5 days');
+      await a.api.patch(`/v1/invoices/${invoice.id}`, { due_date: dayAfter(new Date(await stack.env.currentTimeMs()), 10) });
+      await stack.env.sleep('5 days');
       expect(await statusOf(a, invoice.id)).toBe('pending');
-      await env.sleep('7 days');
+      await stack.env.sleep('7 days');
       expect(await handle.result()).toBe('overdue');
       expect(await statusOf(a, invoice.id)).toBe('overdue');
     });
   });
 
   it('ends when the invoice is deleted or canceled', async () => {
-    const worker = await createTestWorker(env, taskQueue);
+    const worker = await createTestWorker(stack.env, taskQueue);
     await worker.runUntil(async () => {
       const deleted = await setup(2);
       await deleted.a.api.del(`/v1/invoices/${deleted.invoice.id}`);

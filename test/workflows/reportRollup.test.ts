@@ -6,8 +6,8 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { useTestDatabase } from '../support/db';
-import { timeSkippingEnvironment } from '../support/temporal';
-import { newAccount, startTestApi, TestApi } from '../support/api';
+import { useTimeSkippingApi } from '../support/temporal';
+import { newAccount } from '../support/api';
 import { createTestWorker, keepHistory, replay } from '../support/workflows';
 import { testDependencies } from '../support/dependencies';
 import { workflowIds } from '../../src/temporal/workflowIds';
@@ -22,24 +22,14 @@ import { BTC_BECH32, customerWithWallet, invoiceOf, txHash } from '../crypto/hel
 
 useTestDatabase();
 const taskQueue = 'report-rollup-test';
-let env: TestWorkflowEnvironment;
-let api: TestApi;
-
-beforeAll(async () => {
-  env = await timeSkippingEnvironment();
-  api = await startTestApi({}, {}, { client: env.client, taskQueue });
-});
-afterAll(async () => {
-  await api?.close();
-  await env?.teardown();
-});
+const stack = useTimeSkippingApi(taskQueue);
 
 const DAY = 86_400_000;
 const thisMonth = monthOf(new Date());
 const from = addMonths(thisMonth, -11);
 
 async function seed() {
-  const a = await newAccount(api.url);
+  const a = await newAccount(stack.api.url);
   const scope = { accountId: a.account_id as string, sandbox: null };
   const product = (await a.api.post('/v1/products', { name: 'Plan' })).body;
   const monthly = (await a.api.post('/v1/prices', { product_id: product.id, amount: 2000, recurring: { interval: 'month', interval_count: 1 } })).body;
@@ -47,7 +37,7 @@ async function seed() {
   const start = new Date(Date.now() - 70 * DAY).toISOString();
   for (const q of [1, 2]) expect((await a.api.post('/v1/subscriptions', { customer_id: customer.id, proration_behavior: 'none', phases: [{ start_date: start, items: [{ price_id: monthly.id, quantity: q }] }] })).status).toBe(201);
   const btc = (await a.api.post('/v1/crypto_addresses', { wallet_id: wallet.id, currency_code: 'BTC', address: BTC_BECH32 })).body;
-  const handle = () => env.client.workflow.getHandle(workflowIds.reportRollup(scope.accountId, null));
+  const handle = () => stack.env.client.workflow.getHandle(workflowIds.reportRollup(scope.accountId, null));
   return { a, scope, customer, btc, handle };
 }
 
@@ -70,7 +60,7 @@ async function rollupsCurrent(scope: { accountId: string; sandbox: null }, handl
 
 describe('report rollup workflow', () => {
   it('rebuilds after writes; a report after a payment shows it live at once, then from the rollup; the history replays', async () => {
-    const worker = await createTestWorker(env, taskQueue);
+    const worker = await createTestWorker(stack.env, taskQueue);
     await worker.runUntil(async () => {
       const { a, scope, customer, btc, handle } = await seed();
       // Subscriptions were created: MRR rebuilt. No payment yet: collections never marked, so live.
@@ -99,7 +89,7 @@ describe('report rollup workflow', () => {
       expect(s!.built_gen).toBe(s!.dirty_gen);
       // The overview's receivables totals from the rollup: the invoice is open (paid in part or not at all).
       // The payment's allocation (its own workflow) marks both again: rebuilt once more, still the live answer.
-      await env.client.workflow.getHandle(workflowIds.allocation(customer.id)).result();
+      await stack.env.client.workflow.getHandle(workflowIds.allocation(customer.id)).result();
       await rollupsCurrent(scope, handle, ['mrr', 'collections', 'receivables']);
       await handle().result();
       const src2 = await loadCollectionsSource(scope);
@@ -156,7 +146,7 @@ describe('report rollups without a worker', () => {
   });
 
   it('a first rebuild of a scope no write ever marked is current (documents written straight, as the bench does)', async () => {
-    const a = await newAccount(api.url);
+    const a = await newAccount(stack.api.url);
     const scope = { accountId: a.account_id as string, sandbox: null };
     expect(await readMrrRollup(scope)).toBeNull();
     expect(await rebuildRollup(scope, 'mrr')).toMatchObject({ swapped: true, current: true, parts: 0 });
