@@ -18,15 +18,18 @@ export function reportRollupWorkflows(outbox: WorkflowStarts): ReportRollupWorkf
   return {
     stale: async (scope, kinds) => {
       const args: [ReportRollupWorkflowInput] = [{ accountId: scope.accountId, sandbox: scope.sandbox, pending: [] }];
-      for (const kind of kinds) {
-        // Keyed by workflow and kind (the default): the latest intent of each replaces the earlier ones.
-        await requestWorkflowStart(outbox, {
-          workflowId: workflowIds.reportRollup(scope.accountId, scope.sandbox),
-          workflowType: 'reportRollupWorkflow',
-          args,
-          signal: { name: rollupStaleSignal.name, args: [kind] },
-        });
-      }
+      // Keyed by workflow and kind (the default): the latest intent of each replaces the earlier
+      // ones, so the kinds' intents are independent and go at once.
+      await Promise.all(
+        kinds.map((kind) =>
+          requestWorkflowStart(outbox, {
+            workflowId: workflowIds.reportRollup(scope.accountId, scope.sandbox),
+            workflowType: 'reportRollupWorkflow',
+            args,
+            signal: { name: rollupStaleSignal.name, args: [kind] },
+          }),
+        ),
+      );
     },
   };
 }
