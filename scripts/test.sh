@@ -6,8 +6,10 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 LOG_TAG=test
+print_test_summary() { [[ -s "$RUN/summary" ]] && { echo; cat "$RUN/summary"; } || true; }
 RUN="$(mktemp -d "${TMPDIR:-/tmp}/payments-test.XXXXXX")"
-trap 'stop_all; rm -rf "$RUN"' EXIT
+# The summary line goes last, after the servers stop, so it closes the output CI reads.
+trap 'stop_all; print_test_summary; rm -rf "$RUN"' EXIT
 trap 'exit 130' INT TERM
 
 ensure_node_modules
@@ -38,6 +40,7 @@ export TEST_TEMPORAL_ADDRESS="127.0.0.1:$TEMPORAL_PORT"
 export TEST_TEMPORAL_CLI="$TOOLS/bin/temporal"
 export TEMPORAL_TEST_SERVER_PATH="$ROOT/scripts/temporal-test-server.sh"
 export TEST_RUN_DIR="$RUN"
+export TEST_SUMMARY_FILE="$RUN/summary"
 export LOG_LEVEL="${LOG_LEVEL:-silent}"
 
 cd "$ROOT"
