@@ -9,6 +9,7 @@ import { createWorkerMetrics } from './src/metrics/worker';
 import { MetricsServer, startMetricsServer } from './src/metrics/server';
 import { installTemporalRuntime } from './src/metrics/temporal';
 import { projectPath } from './src/lib/projectRoot';
+import { workerCapacity } from './src/startup/workerOptions';
 
 async function main() {
   // Activities record events and may start workflows (webhook deliveries), so the worker
@@ -39,9 +40,7 @@ async function main() {
     // require.resolve('./src/workflows') did.
     workflowsPath: projectPath('src', 'workflows'),
     activities: createActivities({ ...deps, metrics }),
-    // Each cached workflow keeps a V8 context (about 1 MiB): 1,000 subscriptions took the worker
-    // past 1 GiB. Evicted ones are replayed from their (short) history when they next wake.
-    maxCachedWorkflows: config.workerMaxCachedWorkflows,
+    ...workerCapacity(config),
   });
   // The SDK's runtime also shuts the worker down on SIGINT/SIGTERM, and an operator may press
   // Ctrl-C twice: shutting down is asked for once, whatever the number of signals.

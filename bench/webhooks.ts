@@ -21,6 +21,7 @@ import { newId, ID_PREFIX, randomString } from '../src/lib/ids';
 import { signWebhook } from '../src/cryptography/webhookSignature';
 import { createDependencies } from '../src/dependencies';
 import { makeTestCertificates, startHttpsReceiver } from '../test/support/httpsReceiver';
+import { workerCapacity } from '../src/startup/workerOptions';
 import { target } from './support';
 
 interface Scenario {
@@ -29,15 +30,22 @@ interface Scenario {
   key: string;
   events: number;
   endpoints: number;
+  /**
+   * Events written at this steady rate (per second); without it, as fast as WRITERS can.
+   * A burst measures throughput: its p50 is the burst's own queue (half the burst over the
+   * delivery rate), so latency is measured with events arriving at the goal rate instead.
+   */
+  eventsPerSecond?: number;
 }
 
+/** The issue's goals: at least this many deliveries/s, and a p50 from event to receipt under this. */
+const GOAL_PER_SECOND = 100;
+const GOAL_P50_MS = 500;
 const SCENARIOS: Scenario[] = [
   { name: '1,000 events -> 1 endpoint', key: '1000x1', events: 1000, endpoints: 1 },
   { name: '100 events -> 10 endpoints', key: '100x10', events: 100, endpoints: 10 },
+  { name: `${GOAL_PER_SECOND} events/s for 10 s -> 1 endpoint`, key: `at-${GOAL_PER_SECOND}-per-s`, events: GOAL_PER_SECOND * 10, endpoints: 1, eventsPerSecond: GOAL_PER_SECOND },
 ];
-/** The issue's goals, for every scenario: at least this many deliveries/s, and a p50 from event to receipt under this. */
-const GOAL_PER_SECOND = 100;
-const GOAL_P50_MS = 500;
 /** Concurrent event writers (API requests in flight). */
 const WRITERS = 10;
 
@@ -88,6 +96,8 @@ export async function runWebhookBench(opts: { temporalAddress: string; mongoUri:
     taskQueue,
     workflowsPath: require.resolve('../src/workflows'),
     activities: createWebhooksActivities({ ...deps, httpsAgent: agent }),
+    // The worker process's own settings (WORKER_* variables), so the figures are the service's.
+    ...workerCapacity(config),
   });
   const workerRun = worker.run();
   const stopDomain = await startWebhooksDomain(deps, { retentionSchedule: false });
@@ -112,10 +122,14 @@ export async function runWebhookBench(opts: { temporalAddress: string; mongoUri:
       }
       const written = new Map<string, number>();
       const started = performance.timeOrigin + performance.now();
+      // Paced: event i is written at started + i/rate (more writers, so a slow write does not hold the next one back).
+      const paceMs = s.eventsPerSecond ? 1000 / s.eventsPerSecond : 0;
       await pool(
         Array.from({ length: s.events }, (_, i) => i),
-        WRITERS,
+        paceMs ? WRITERS * 5 : WRITERS,
         async (i) => {
+          const due = started + i * paceMs - (performance.timeOrigin + performance.now());
+          if (due > 0) await new Promise((r) => setTimeout(r, due));
           const ev = await recordEvent(scope, 'customer.updated', { id: `cust_bench${i}`, object: 'customer', email: `b${i}@example.com` });
           written.set(ev.id, performance.timeOrigin + performance.now());
         },
@@ -137,8 +151,9 @@ export async function runWebhookBench(opts: { temporalAddress: string; mongoUri:
       const all = got.length === expected;
       const short = all ? '' : ` (only ${got.length}/${expected} delivered)`;
       targetLines.push(
-        target('webhooks', `deliveries-per-s-${s.key}`, `${rate.toFixed(0)}/s${short}`, `>= ${GOAL_PER_SECOND}/s`, all && rate >= GOAL_PER_SECOND),
-        target('webhooks', `event-to-receipt-p50-${s.key}`, `${p50.toFixed(0)} ms${short}`, `< ${GOAL_P50_MS} ms`, all && p50 < GOAL_P50_MS),
+        s.eventsPerSecond
+          ? target('webhooks', `event-to-receipt-p50-${s.key}`, `${p50.toFixed(0)} ms${short}`, `< ${GOAL_P50_MS} ms`, all && p50 < GOAL_P50_MS)
+          : target('webhooks', `deliveries-per-s-${s.key}`, `${rate.toFixed(0)}/s${short}`, `>= ${GOAL_PER_SECOND}/s`, all && rate >= GOAL_PER_SECOND),
       );
     }
 
@@ -160,7 +175,7 @@ export async function runWebhookBench(opts: { temporalAddress: string; mongoUri:
     }
     const baseline = n / ((performance.now() - t0) / 1000);
     lines.push(`${'baseline: signed POSTs from a loop'.padEnd(30)} ${String(n).padStart(5)}/${n} sent       ${baseline.toFixed(0).padStart(5)} requests/s`);
-    for (const s of SCENARIOS as (Scenario & { rate?: number })[]) {
+    for (const s of (SCENARIOS as (Scenario & { rate?: number })[]).filter((x) => !x.eventsPerSecond)) {
       lines.push(`  ${s.name}: x${((s.rate ?? 0) / baseline).toFixed(3)} of the baseline rate`);
     }
   } finally {

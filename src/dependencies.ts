@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import type { Config } from './config';
 import type { TemporalContext } from './temporal/context';
 import { temporalWorkflows, Workflows } from './temporal/clients';
+import { Coalescer } from './lib/coalesce';
 import { CachedOracle, PriceOracle, priceOracleFromConfig } from './services/priceOracle';
 
 export interface Dependencies {
@@ -20,9 +21,18 @@ export interface Dependencies {
   temporal: TemporalContext | null;
   /** One client per workflow (src/temporal/clients). */
   workflows: Workflows;
+  /** Same-key follow-up work of this process shared by concurrent callers (rollup marks). */
+  inFlight: Coalescer;
 }
 
 export function createDependencies(opts: { config: Config; logger: Logger; temporal: TemporalContext }): Dependencies {
   const { config, logger, temporal } = opts;
-  return { config, logger, temporal, priceOracle: new CachedOracle(priceOracleFromConfig(config.priceOracle)), workflows: temporalWorkflows(temporal, logger) };
+  return {
+    config,
+    logger,
+    temporal,
+    priceOracle: new CachedOracle(priceOracleFromConfig(config.priceOracle)),
+    workflows: temporalWorkflows(temporal, logger),
+    inFlight: new Coalescer(),
+  };
 }

@@ -83,6 +83,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     priceOracle: deps.priceOracle,
     temporal: deps.temporal,
     workflows: deps.workflows,
+    inFlight: deps.inFlight,
     publicClaimLimit: rateLimit(config.publicRateLimitPerMinute, (ctx) => `public-claims:${ctx.ip}`, () => rejected('public_claims')),
     payPageLimit: rateLimit(config.publicRateLimitPerMinute, (ctx) => `pay-page:${ctx.ip}`, () => rejected('pay_page')),
     authThrottle,

@@ -142,6 +142,10 @@ export function loadConfig(env: Env = process.env) {
     workerMetricsPort: int(env, 'WORKER_METRICS_PORT', 9464, 0, 65535),
     /** Workflows the worker keeps in memory between tasks (the rest are replayed when they wake). */
     workerMaxCachedWorkflows: int(env, 'WORKER_MAX_CACHED_WORKFLOWS', 400, 0, 100_000),
+    /** Workflow task long-polls the worker keeps open (half on the task queue, half on its sticky queue). */
+    workerWorkflowTaskPollers: int(env, 'WORKER_WORKFLOW_TASK_POLLERS', 60, 2, 1_000),
+    /** Workflow tasks the worker runs at once (at most the cached workflows, when the cache is on). */
+    workerMaxConcurrentWorkflowTasks: int(env, 'WORKER_MAX_CONCURRENT_WORKFLOW_TASKS', 200, 2, 10_000),
     /** The Temporal SDK's own exporter, on loopback only: the worker's /metrics relays it. 0: a free port. */
     temporalMetricsPort: int(env, 'TEMPORAL_METRICS_PORT', 9465, 0, 65535),
     /** On SIGTERM/SIGINT the API lets requests in flight finish for at most this long. */

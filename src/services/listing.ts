@@ -4,6 +4,7 @@ import { bucketOfSeq, planPage, newestListedFirst, backfillBuckets, BucketCount 
 import { ListCounter, ListCounterDoc } from '../models/listCounter';
 import { Scope, scopeOfDoc } from '../models/scope';
 import { isDuplicateKey } from '../models/errors';
+import { Coalescer } from '../lib/coalesce';
 
 /** One page of a list, newest first (created_at desc, then id desc) unless told otherwise: the general path. */
 export async function listPage<T>(
@@ -94,6 +95,11 @@ async function setBucketCount(model: Model<any>, list_scope: string, bucket: num
   );
 }
 
+// A bucket's recount only has to start after the caller's insert or delete: concurrent callers of
+// one bucket share runs (1,000 renewals at one instant made about five counts of a 135-document
+// bucket each, and most of FerretDB's work; docs/DECISIONS.md, "Coalesced recounts").
+const recounts = new Coalescer();
+
 /** Recounts the buckets of `docs` (after they were inserted or deleted). */
 export async function recountListSlots(model: Model<any>, docs: ReadonlyArray<{ list_scope?: string | null; list_bucket?: number | null }>): Promise<void> {
   const slots = new Map<string, ListSlot>();
@@ -102,15 +108,19 @@ export async function recountListSlots(model: Model<any>, docs: ReadonlyArray<{ 
     slots.set(`${d.list_scope}|${d.list_bucket}`, { list_scope: d.list_scope, list_bucket: d.list_bucket });
   }
   for (const s of slots.values()) {
-    // Count, set, and count again until the two agree: a concurrent writer's older count that
-    // lands after ours is then overwritten by whichever writer sets last (it re-reads after).
-    let count = await countBucket(model, s.list_scope, s.list_bucket);
-    for (let attempt = 0; attempt < 5; attempt++) {
-      await setBucketCount(model, s.list_scope, s.list_bucket, count);
-      const again = await countBucket(model, s.list_scope, s.list_bucket);
-      if (again === count) break;
-      count = again;
-    }
+    await recounts.run(bucketId(model, s.list_scope, s.list_bucket), () => recountBucket(model, s.list_scope, s.list_bucket));
+  }
+}
+
+async function recountBucket(model: Model<any>, list_scope: string, list_bucket: number): Promise<void> {
+  // Count, set, and count again until the two agree: another process's older count that lands
+  // after ours is then overwritten by whichever writer sets last (it re-reads after).
+  let count = await countBucket(model, list_scope, list_bucket);
+  for (let attempt = 0; attempt < 5; attempt++) {
+    await setBucketCount(model, list_scope, list_bucket, count);
+    const again = await countBucket(model, list_scope, list_bucket);
+    if (again === count) break;
+    count = again;
   }
 }
 

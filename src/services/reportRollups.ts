@@ -66,9 +66,17 @@ async function upsertState(scope: Scope, kind: RollupKind, set: Record<string, u
  * reports stay live.
  */
 export async function rollupsChanged(deps: Dependencies, scope: Scope, ...kinds: RollupKind[]): Promise<void> {
-  // Independent documents: marked at once rather than one round trip after another (a write's hot path).
-  await Promise.all(kinds.map((kind) => upsertState(scope, kind, { dirty_gen: randomGen() })));
-  await deps.workflows.reportRollup.stale(scope, kinds);
+  // Independent documents: marked at once rather than one round trip after another (a write's
+  // hot path). Concurrent writes of one scope share a mark and a signal that start after their
+  // own writes (a burst of renewals all wrote the same state and outbox documents, one at a time).
+  await Promise.all(
+    kinds.map((kind) =>
+      deps.inFlight.run(`rollup|${scope.accountId}|${scope.sandbox ?? ''}|${kind}`, async () => {
+        await upsertState(scope, kind, { dirty_gen: randomGen() });
+        await deps.workflows.reportRollup.stale(scope, [kind]);
+      }),
+    ),
+  );
 }
 
 /** Each part of a rollup as stored: `[part, data]`. */

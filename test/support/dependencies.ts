@@ -3,6 +3,7 @@
  * test's own settings, price oracle and workflow clients. Without a Temporal client the
  * workflow clients start nothing and allocation runs inline (plain API tests).
  */
+import { Coalescer } from '../../src/lib/coalesce';
 import pino from 'pino';
 import type { Dependencies } from '../../src/dependencies';
 import { loadConfig } from '../../src/config';
@@ -31,6 +32,7 @@ export function testDependencies(opts: TestDependencyOptions = {}): Dependencies
     temporal,
     priceOracle: opts.priceOracle ?? new CachedOracle(priceOracleFromConfig(config.priceOracle)),
     workflows: opts.workflows ?? (temporal ? temporalWorkflows(temporal, logger) : inlineWorkflows(() => deps)),
+    inFlight: new Coalescer(),
   };
   if (opts.workflowOverrides) deps.workflows = { ...deps.workflows, ...opts.workflowOverrides };
   return deps;

@@ -1,0 +1,102 @@
+import { Coalescer } from '../../src/lib/coalesce';
+
+function deferred() {
+  let resolve!: () => void;
+  let reject!: (err: Error) => void;
+  const promise = new Promise<void>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+
+const tick = () => new Promise((r) => setImmediate(r));
+
+describe('Coalescer', () => {
+  it('runs once for a lone caller and forgets the key afterwards', async () => {
+    const c = new Coalescer();
+    let runs = 0;
+    await c.run('k', async () => {
+      runs += 1;
+    });
+    expect(runs).toBe(1);
+    expect(c.busy('k')).toBe(false);
+  });
+
+  it('gives callers that arrive during a run one shared run that starts after it', async () => {
+    const c = new Coalescer();
+    const gates = [deferred(), deferred()];
+    const started: number[] = [];
+    let runs = 0;
+    const task = () => {
+      const n = runs++;
+      started.push(n);
+      return gates[n].promise;
+    };
+    const first = c.run('k', task);
+    const joined = Array.from({ length: 5 }, () => c.run('k', task));
+    await tick();
+    expect(started).toEqual([0]); // the queued run waits for the first
+    let joinedDone = false;
+    void Promise.all(joined).then(() => (joinedDone = true));
+    gates[0].resolve();
+    await first;
+    await tick();
+    expect(started).toEqual([0, 1]);
+    expect(joinedDone).toBe(false); // they wait for the run that began after they arrived
+    gates[1].resolve();
+    await Promise.all(joined);
+    expect(runs).toBe(2);
+    expect(c.busy('k')).toBe(false);
+  });
+
+  it('queues a third run for callers that arrive while the queued one runs', async () => {
+    const c = new Coalescer();
+    const gates = [deferred(), deferred(), deferred()];
+    let runs = 0;
+    const task = () => gates[runs++].promise;
+    const a = c.run('k', task);
+    const b = c.run('k', task);
+    gates[0].resolve();
+    await a;
+    await tick();
+    expect(runs).toBe(2);
+    const late = c.run('k', task); // arrives while run 2 goes: must get run 3
+    expect(late).not.toBe(b);
+    gates[1].resolve();
+    await b;
+    await tick();
+    expect(runs).toBe(3);
+    gates[2].resolve();
+    await late;
+    expect(c.busy('k')).toBe(false);
+  });
+
+  it('keeps keys apart', async () => {
+    const c = new Coalescer();
+    const gate = deferred();
+    let other = 0;
+    const blocked = c.run('a', () => gate.promise);
+    await c.run('b', async () => {
+      other += 1;
+    });
+    expect(other).toBe(1);
+    gate.resolve();
+    await blocked;
+  });
+
+  it('hands a run\'s failure to its callers and still runs the queued one', async () => {
+    const c = new Coalescer();
+    const gate = deferred();
+    let second = 0;
+    const failing = c.run('k', () => gate.promise);
+    const queued = c.run('k', async () => {
+      second += 1;
+    });
+    gate.reject(new Error('database down'));
+    await expect(failing).rejects.toThrow('database down');
+    await queued;
+    expect(second).toBe(1);
+    expect(c.busy('k')).toBe(false);
+  });
+});
