@@ -317,6 +317,7 @@ start_temporal_dev() { # port uiport dbfile logfile [--headless]
   local args=(server start-dev --ip 127.0.0.1 --port "$port" --namespace default --db-filename "$db" --log-level warn
     --sqlite-pragma journal_mode=wal --sqlite-pragma synchronous=normal)
   if [[ "${1:-}" == "--headless" ]]; then args+=(--headless); else args+=(--ui-port "$ui"); fi
+  # TEMPORAL_DEV_EXTRA_ARGS: more dev server flags for an experiment, e.g. a --dynamic-config-value.
   # shellcheck disable=SC2206
   args+=(${TEMPORAL_DEV_EXTRA_ARGS:-})
   local sa; for sa in "${SEARCH_ATTRIBUTES[@]}"; do args+=(--search-attribute "$sa"); done
