@@ -23,7 +23,9 @@ SEED="${CONTRACT_SEED:-11}"
 # --- schemathesis, pinned, from PyPI into a git-ignored virtualenv ---------------------------
 ensure_schemathesis() {
   local stamp="$VENV/.schemathesis-$SCHEMATHESIS_VERSION"
-  [[ -f "$stamp" && -x "$VENV/bin/schemathesis" ]] && return 0
+  # Run, not just present: a virtualenv is not relocatable (its scripts name the folder it was
+  # made in), so one made under another path is rebuilt.
+  [[ -f "$stamp" ]] && "$VENV/bin/schemathesis" --version >/dev/null 2>&1 && return 0
   local py; py="$(command -v python3 || true)"
   [[ -n "$py" ]] || { log "python3 is required for schemathesis"; return 1; }
   if ! "$py" -m venv --help >/dev/null 2>&1; then apt_install "python3-venv (schemathesis)" python3-venv; fi
