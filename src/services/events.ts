@@ -7,6 +7,7 @@ import { Scope } from '../models/scope';
 import { EventName } from '../lib/eventNames';
 import { newId, derivedId, ID_PREFIX } from '../lib/ids';
 import { isDuplicateKey } from '../models/errors';
+import type { WebhookEndpointDoc } from '../models/webhookEndpoint';
 
 export interface EventPayload {
   id: string;
@@ -23,15 +24,27 @@ export interface RecordedEvent {
   timestamp: Date;
 }
 
-type Listener = (event: RecordedEvent) => void | Promise<void>;
-const listeners: Listener[] = [];
+/**
+ * Webhook dispatch as the webhooks domain of a process with Temporal registers it. Recipients are
+ * looked up before the event is written, so an event nobody receives is written as dispatched:
+ * one write instead of a write and an update (most events of most writes), and nothing for the
+ * sweeper. Without a dispatcher (or when the lookup fails) the event is written undispatched and
+ * a sweeper finds it, as before.
+ */
+export interface EventDispatcher {
+  /** The endpoints that will receive the event (before it is written). */
+  recipientsOf(event: RecordedEvent): Promise<WebhookEndpointDoc[]>;
+  /** Starts its deliveries once written (null recipients: look them up again). Failures are the sweeper's. */
+  dispatch(event: RecordedEvent, recipients: WebhookEndpointDoc[] | null): Promise<void>;
+}
+const dispatchers: EventDispatcher[] = [];
 
-/** Lets webhook dispatch start deliveries right away; a sweeper covers listener failures. */
-export function onEventRecorded(listener: Listener): () => void {
-  listeners.push(listener);
+/** Lets webhook dispatch start deliveries right away; a sweeper covers dispatch failures. */
+export function onEventRecorded(dispatcher: EventDispatcher): () => void {
+  dispatchers.push(dispatcher);
   return () => {
-    const i = listeners.indexOf(listener);
-    if (i >= 0) listeners.splice(i, 1);
+    const i = dispatchers.indexOf(dispatcher);
+    if (i >= 0) dispatchers.splice(i, 1);
   };
 }
 
@@ -50,16 +63,28 @@ export async function recordEvent(scope: Scope, event: EventName, payload: Event
   const at = opts.at ?? new Date();
   const id = opts.idempotencyKey ? eventIdFor(opts.idempotencyKey) : newId(ID_PREFIX.event);
   const recorded: RecordedEvent = { id, accountId: scope.accountId, sandbox: scope.sandbox, event, payload, timestamp: at };
+  const active = [...dispatchers];
+  const recipients = await Promise.all(active.map((d) => d.recipientsOf(recorded).catch(() => null)));
+  const nobody = active.length > 0 && recipients.every((r) => r !== null && r.length === 0);
   try {
-    await Event.create({ _id: id, account_id: scope.accountId, sandbox: scope.sandbox, event, payload, timestamp: at });
+    await Event.create({
+      _id: id,
+      account_id: scope.accountId,
+      sandbox: scope.sandbox,
+      event,
+      payload,
+      timestamp: at,
+      ...(nobody ? { dispatched: true, dispatched_at: new Date() } : {}),
+    });
   } catch (err) {
     if (opts.idempotencyKey && isDuplicateKey(err)) return recorded;
     throw err;
   }
-  for (const listener of listeners) {
+  if (nobody) return recorded;
+  active.forEach((d, i) => {
     Promise.resolve()
-      .then(() => listener(recorded))
+      .then(() => d.dispatch(recorded, recipients[i]))
       .catch(() => undefined);
-  }
+  });
   return recorded;
 }

@@ -74,6 +74,16 @@ export async function endpointsOf(scope: { accountId: string; sandbox: string | 
   return WebhookEndpoint.find({ account_id: scope.accountId, sandbox: scope.sandbox }).lean<WebhookEndpointDoc[]>();
 }
 
+/** The endpoints of `endpoints` that receive `event`: enabled, subscribed to it, and created before it. */
+export function recipientsAmong(endpoints: WebhookEndpointDoc[], event: Pick<DispatchableEvent, 'event' | 'timestamp'>): WebhookEndpointDoc[] {
+  return endpoints.filter((e) => e.enabled && subscribedTo(e, event.event) && new Date(e.created_at).getTime() <= event.timestamp.getTime());
+}
+
+/** The endpoints of its scope that receive `event`. */
+export async function recipientsOf(event: DispatchableEvent): Promise<WebhookEndpointDoc[]> {
+  return recipientsAmong(await endpointsOf(event), event);
+}
+
 /**
  * Starts the deliveries of one event to every enabled endpoint of its scope subscribed to it
  * (and created before it), then marks the event dispatched. Throws when Temporal cannot be
@@ -84,9 +94,7 @@ export async function dispatchEvent(
   event: DispatchableEvent,
   endpoints?: WebhookEndpointDoc[],
 ): Promise<number> {
-  const targets = (endpoints ?? (await endpointsOf(event))).filter(
-    (e) => e.enabled && subscribedTo(e, event.event) && new Date(e.created_at).getTime() <= event.timestamp.getTime(),
-  );
+  const targets = recipientsAmong(endpoints ?? (await endpointsOf(event)), event);
   await Promise.all(
     targets.map(async (endpoint) => {
       const deliveryId = workflowIds.webhookDelivery(event.id, endpoint._id);

@@ -1,6 +1,6 @@
 import type { Dependencies } from '../../dependencies';
 import { onEventRecorded } from '../../services/events';
-import { dispatchEvent } from '../../services/webhookDispatch';
+import { dispatchEvent, recipientsOf } from '../../services/webhookDispatch';
 import { SweeperOptions, startSweeper } from '../../services/webhookSweeper';
 
 const DEFAULTS: SweeperOptions = {
@@ -18,21 +18,23 @@ const DEFAULTS: SweeperOptions = {
 export async function startWebhooksDomain(rt: Dependencies, opts: Partial<SweeperOptions> = {}): Promise<() => Promise<void>> {
   const temporal = rt.temporal;
   if (!temporal) return async () => undefined;
-  const unlisten = onEventRecorded(async (event) => {
-    // A few quick tries ride out a busy database (FerretDB's SQLite answers SQLITE_BUSY under
-    // write bursts); past that the sweeper takes over.
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await dispatchEvent(temporal, event);
-        return;
-      } catch (err) {
-        if (attempt >= 3) {
-          rt.logger.warn({ err, eventId: event.id }, 'webhook dispatch failed; the sweeper will retry');
+  const unlisten = onEventRecorded({
+    recipientsOf,
+    dispatch: async (event, recipients) => {
+      // A few quick tries ride out a busy database; past that the sweeper takes over.
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await dispatchEvent(temporal, event, recipients ?? undefined);
           return;
+        } catch (err) {
+          if (attempt >= 3) {
+            rt.logger.warn({ err, eventId: event.id }, 'webhook dispatch failed; the sweeper will retry');
+            return;
+          }
+          await new Promise((r) => setTimeout(r, 100 * attempt));
         }
-        await new Promise((r) => setTimeout(r, 100 * attempt));
       }
-    }
+    },
   });
   const stopSweeper = startSweeper(temporal, rt.logger, { ...DEFAULTS, ...opts });
   return async () => {
