@@ -9,6 +9,7 @@ import type { Config } from './config';
 import type { TemporalContext } from './temporal/context';
 import { temporalWorkflows, Workflows } from './temporal/clients';
 import { Coalescer } from './lib/coalesce';
+import type { WorkflowStartMode } from './services/workflowStarts';
 import { CachedOracle, PriceOracle, priceOracleFromConfig } from './services/priceOracle';
 
 export interface Dependencies {
@@ -25,14 +26,14 @@ export interface Dependencies {
   inFlight: Coalescer;
 }
 
-export function createDependencies(opts: { config: Config; logger: Logger; temporal: TemporalContext }): Dependencies {
+export function createDependencies(opts: { config: Config; logger: Logger; temporal: TemporalContext; workflowStarts?: WorkflowStartMode }): Dependencies {
   const { config, logger, temporal } = opts;
   return {
     config,
     logger,
     temporal,
     priceOracle: new CachedOracle(priceOracleFromConfig(config.priceOracle)),
-    workflows: temporalWorkflows(temporal, logger),
+    workflows: temporalWorkflows(temporal, logger, opts.workflowStarts),
     inFlight: new Coalescer(),
   };
 }

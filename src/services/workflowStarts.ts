@@ -67,16 +67,25 @@ export interface PendingStart {
 /** A start recorded nowhere and never made: what a process without Temporal plans. */
 export const NO_START: PendingStart = { start: async () => undefined };
 
+/**
+ * How a process's services start workflows. `outbox`: through an intent (the API: a request
+ * answers while Temporal is down). `direct`: the start itself, which throws when it fails (the
+ * worker, whose starts all come from activities: a failed start fails the activity and Temporal
+ * retries it, so the intent's two writes would only repeat what the retry already guarantees).
+ */
+export type WorkflowStartMode = 'outbox' | 'direct';
+
 /** The outbox of one process: its Temporal client and logger, and its pause after an outage. */
 export interface WorkflowStarts {
   readonly temporal: TemporalContext;
   readonly logger: Logger;
+  readonly mode: WorkflowStartMode;
   /** Live starts are skipped (left to the sweeper) until then, after one found Temporal unreachable. */
   pausedUntil: number;
 }
 
-export function createWorkflowStarts(temporal: TemporalContext, logger: Logger): WorkflowStarts {
-  return { temporal, logger, pausedUntil: 0 };
+export function createWorkflowStarts(temporal: TemporalContext, logger: Logger, mode: WorkflowStartMode = 'outbox'): WorkflowStarts {
+  return { temporal, logger, mode, pausedUntil: 0 };
 }
 
 function intentKey(req: WorkflowStartRequest): string {
@@ -136,7 +145,8 @@ async function markStarted(intent: Intent): Promise<void> {
 /**
  * Records the intent to start a workflow (call it before the write it belongs to, with
  * `resource`, or right after); `start()` on the result tries it at once. Throws only when the
- * intent cannot be written (the database failed: so does the request).
+ * intent cannot be written (the database failed: so does the request). In `direct` mode nothing
+ * is recorded and `start()` makes the start, throwing when it fails.
  */
 export async function recordWorkflowStart<A extends unknown[]>(outbox: WorkflowStarts, req: WorkflowStartRequest<A>): Promise<PendingStart> {
   const { temporal } = outbox;
@@ -159,6 +169,7 @@ export async function recordWorkflowStart<A extends unknown[]>(outbox: WorkflowS
     next_attempt_at: now,
     created_at: now,
   };
+  if (outbox.mode === 'direct') return { start: () => startNow(temporal, intent) };
   for (let attempt = 0; ; attempt++) {
     try {
       // By the driver: the intent is stored exactly as built (no casting of the arguments).

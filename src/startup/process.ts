@@ -38,7 +38,13 @@ export async function bootProcess(name: 'api' | 'worker', opts: { beforeTemporal
   await backfillListedCollections();
   const temporal: TemporalHandle = await connectTemporal(config.temporal);
   // Search attributes are registered by the scripts that start the server (npm start, compose).
-  const deps = createDependencies({ config, logger, temporal: { client: temporal.client, taskQueue: temporal.taskQueue, searchAttributes: true } });
+  const deps = createDependencies({
+    config,
+    logger,
+    temporal: { client: temporal.client, taskQueue: temporal.taskQueue, searchAttributes: true },
+    // The worker's starts come from activities, which Temporal retries: no outbox needed there.
+    workflowStarts: name === 'worker' ? 'direct' : 'outbox',
+  });
   const stopDomains = await startDomains(deps);
   return { deps, config, logger, temporal, stopDomains };
 }

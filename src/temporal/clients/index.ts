@@ -5,7 +5,7 @@
  */
 import type { Logger } from 'pino';
 import type { TemporalContext } from '../context';
-import { createWorkflowStarts, WorkflowStarts } from '../../services/workflowStarts';
+import { createWorkflowStarts, WorkflowStartMode, WorkflowStarts } from '../../services/workflowStarts';
 import { AllocationWorkflows, allocationWorkflows } from './allocation';
 import { ChainWatcherWorkflows, chainWatcherWorkflows } from './chainWatcher';
 import { ClaimLinkWorkflows, claimLinkWorkflows } from './claimLink';
@@ -26,8 +26,8 @@ export interface Workflows {
   webhookDelivery: WebhookDeliveryWorkflows;
 }
 
-export function temporalWorkflows(temporal: TemporalContext, logger: Logger): Workflows {
-  const outbox = createWorkflowStarts(temporal, logger);
+export function temporalWorkflows(temporal: TemporalContext, logger: Logger, startMode: WorkflowStartMode = 'outbox'): Workflows {
+  const outbox = createWorkflowStarts(temporal, logger, startMode);
   return {
     outbox,
     allocation: allocationWorkflows(outbox),

@@ -1,0 +1,66 @@
+/**
+ * The two ways a process starts workflows (real dev server, real database): `outbox` records an
+ * intent and never throws for Temporal's sake; `direct` (the worker's activities) records
+ * nothing and throws when the start fails, so the activity is retried.
+ */
+import pino from 'pino';
+import { Client, Connection } from '@temporalio/client';
+import { useTestDatabase } from '../support/db';
+import { devServerAddress } from '../support/temporal';
+import { closedPort } from '../support/httpsReceiver';
+import { createWorkflowStarts, recordWorkflowStart, requestWorkflowStart } from '../../src/services/workflowStarts';
+import { WorkflowStart } from '../../src/models/workflowStart';
+import { randomString } from '../../src/lib/ids';
+
+useTestDatabase();
+const logger = pino({ level: 'silent' });
+// No worker polls it: a started workflow just waits, which is all these tests look at.
+const taskQueue = `workflow-starts-test-${randomString(6)}`;
+
+let connection: Connection;
+let client: Client;
+beforeAll(async () => {
+  connection = await Connection.connect({ address: devServerAddress() });
+  client = new Client({ connection });
+});
+afterAll(async () => {
+  await connection.close();
+});
+
+const request = (workflowId: string) => ({ workflowId, workflowType: 'invoiceDueWorkflow', args: [{ invoiceId: workflowId }] });
+
+describe('workflow starts', () => {
+  it('outbox: records the intent, starts, and marks it started', async () => {
+    const id = `starts-outbox-${randomString(8)}`;
+    await requestWorkflowStart(createWorkflowStarts({ client, taskQueue }, logger), request(id));
+    const intent = await WorkflowStart.findById(id).lean<{ started: boolean }>();
+    expect(intent?.started).toBe(true);
+    expect((await client.workflow.getHandle(id).describe()).status.name).toBe('RUNNING');
+    await client.workflow.getHandle(id).terminate('test done');
+  });
+
+  it('direct: starts without recording an intent', async () => {
+    const id = `starts-direct-${randomString(8)}`;
+    const pending = await recordWorkflowStart(createWorkflowStarts({ client, taskQueue }, logger, 'direct'), request(id));
+    expect(await WorkflowStart.findById(id).lean()).toBeNull(); // nothing before the start either
+    await pending.start();
+    expect(await WorkflowStart.findById(id).lean()).toBeNull();
+    expect((await client.workflow.getHandle(id).describe()).status.name).toBe('RUNNING');
+    // Repeated (a retried activity): the running workflow is the same one, no error.
+    await requestWorkflowStart(createWorkflowStarts({ client, taskQueue }, logger, 'direct'), request(id));
+    await client.workflow.getHandle(id).terminate('test done');
+  });
+
+  it('Temporal unreachable: the outbox keeps the intent for its sweeper, direct throws', async () => {
+    // Lazy: the connection fails at the start, as a process's client does when the server goes away.
+    const unreachable = Connection.lazy({ address: `127.0.0.1:${await closedPort()}` });
+    const deadClient = new Client({ connection: unreachable });
+    const outboxId = `starts-down-outbox-${randomString(8)}`;
+    await requestWorkflowStart(createWorkflowStarts({ client: deadClient, taskQueue }, logger), request(outboxId));
+    expect(await WorkflowStart.findById(outboxId).lean<{ started: boolean }>()).toMatchObject({ started: false });
+    const directId = `starts-down-direct-${randomString(8)}`;
+    await expect(requestWorkflowStart(createWorkflowStarts({ client: deadClient, taskQueue }, logger, 'direct'), request(directId))).rejects.toThrow();
+    expect(await WorkflowStart.findById(directId).lean()).toBeNull();
+    await unreachable.close().catch(() => undefined);
+  }, 30_000);
+});
