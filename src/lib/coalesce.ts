@@ -9,24 +9,30 @@
  * In-flight work of this process, like a connection pool's: it holds no data and forgets a key
  * once its runs are done.
  */
+interface Slot {
+  /** The settled end of the current run, which a queued run waits for. */
+  tail: Promise<void>;
+  /** The run callers arriving now join; null when they would queue a new one. */
+  queued: Promise<void> | null;
+}
+
 export class Coalescer {
-  private readonly slots = new Map<string, { queued: Promise<void> | null }>();
+  private readonly slots = new Map<string, Slot>();
 
   run(key: string, task: () => Promise<void>): Promise<void> {
     const slot = this.slots.get(key);
     if (!slot) {
-      const fresh = { queued: null as Promise<void> | null };
+      const fresh: Slot = { tail: Promise.resolve(), queued: null };
       this.slots.set(key, fresh);
-      return this.settle(key, fresh, task());
+      return this.launch(key, fresh, task);
     }
     if (slot.queued) return slot.queued;
-    const current = this.tail.get(slot) ?? Promise.resolve();
-    const queued = current.then(
-      () => this.takeOver(key, slot, task),
-      () => this.takeOver(key, slot, task),
-    );
-    slot.queued = queued;
-    return queued;
+    slot.queued = slot.tail.then(() => {
+      // From here, callers that arrive queue behind this run.
+      slot.queued = null;
+      return this.launch(key, slot, task);
+    });
+    return slot.queued;
   }
 
   /** Whether a run of `key` is going (tests). */
@@ -34,25 +40,13 @@ export class Coalescer {
     return this.slots.has(key);
   }
 
-  // The settled end of each slot's current run, which a queued run waits for.
-  private readonly tail = new WeakMap<object, Promise<void>>();
-
-  private takeOver(key: string, slot: { queued: Promise<void> | null }, task: () => Promise<void>): Promise<void> {
-    // From here, callers that arrive queue behind this run.
-    slot.queued = null;
-    return this.settle(key, slot, task());
-  }
-
-  private settle(key: string, slot: { queued: Promise<void> | null }, running: Promise<void>): Promise<void> {
-    const done = running.finally(() => {
+  private launch(key: string, slot: Slot, task: () => Promise<void>): Promise<void> {
+    const done = task().finally(() => {
       if (slot.queued === null && this.slots.get(key) === slot) this.slots.delete(key);
     });
-    this.tail.set(
-      slot,
-      done.then(
-        () => undefined,
-        () => undefined,
-      ),
+    slot.tail = done.then(
+      () => undefined,
+      () => undefined,
     );
     return done;
   }

@@ -6,7 +6,7 @@
  * task queue, never on the sticky queue; with the SDK's defaults (10 polls, a fifth of them on
  * the task queue) a burst of them waits in the server's backlog, which the dev server writes to
  * and reads back from SQLite. Measured in the webhooks bench: 52 -> 60 deliveries/s (1,000 -> 1)
- * and 65 -> 74/s (100 -> 10), and less CPU per delivery (docs/DECISIONS.md, "Worker tuning").
+ * and 65 -> 74/s (100 -> 10), and less CPU per delivery (docs/DECISIONS.md, "Coalesced follow-up writes, worker tuning, ...").
  */
 import type { WorkerOptions } from '@temporalio/worker';
 import type { Config } from '../config';
