@@ -152,6 +152,13 @@ start_embedded_db() { # port datadir logdir
 }
 
 # FerretDB v1.24.2: a real MongoDB-wire server. Handler `postgresql` needs start_postgres first.
+# Go's collector for the two Go servers (FerretDB, the Temporal dev server): a collection at 5x the
+# live heap instead of 2x, capped by a soft memory limit. Measured in the benches: about a fifth
+# less CPU in FerretDB and a tenth less in the dev server; the dev server's peak RSS went from
+# ~340 to ~670 MiB (GOGC=800 took it to 1.2 GB and saved nothing more). Values already in the
+# environment win.
+GO_SERVER_ENV=(env "GOGC=${GOGC:-400}" "GOMEMLIMIT=${GOMEMLIMIT:-1GiB}")
+
 start_ferretdb() { # port datadir logfile [postgresql <url> | sqlite]
   local port=$1 dir=$2 logfile=$3 handler=${4:-sqlite} url=${5:-}
   mkdir -p "$dir/state"
@@ -166,7 +173,7 @@ start_ferretdb() { # port datadir logfile [postgresql <url> | sqlite]
     # busy timeout, instead of failing with SQLITE_BUSY when a read lock cannot be upgraded.
     backend=(--handler=sqlite --sqlite-url="file:$dir/sqlite/?_txlock=immediate")
   fi
-  start_bg "$logfile" "$TOOLS/bin/ferretdb" --debug-addr="127.0.0.1:$debug_port" "${backend[@]}" \
+  start_bg "$logfile" "${GO_SERVER_ENV[@]}" "$TOOLS/bin/ferretdb" --debug-addr="127.0.0.1:$debug_port" "${backend[@]}" \
     --state-dir="$dir/state" --listen-addr="127.0.0.1:$port" --telemetry=disable --log-level=warn >/dev/null
   wait_for_port "$port" ferretdb 60 || { tail -n 20 "$logfile" >&2; return 1; }
 }
@@ -327,7 +334,7 @@ start_temporal_dev() { # port uiport dbfile logfile [--headless]
   # while starting is started again, twice at most.
   local attempt pid i
   for attempt in 1 2 3; do
-    start_bg "$logfile" "$TOOLS/bin/temporal" "${args[@]}" >/dev/null
+    start_bg "$logfile" "${GO_SERVER_ENV[@]}" "$TOOLS/bin/temporal" "${args[@]}" >/dev/null
     pid=${PIDS[-1]}
     for ((i = 0; i < 600; i++)); do
       if port_open "$port"; then return 0; fi

@@ -146,6 +146,8 @@ export function loadConfig(env: Env = process.env) {
     workerWorkflowTaskPollers: int(env, 'WORKER_WORKFLOW_TASK_POLLERS', 60, 2, 1_000),
     /** Workflow tasks the worker runs at once (at most the cached workflows, when the cache is on). */
     workerMaxConcurrentWorkflowTasks: int(env, 'WORKER_MAX_CONCURRENT_WORKFLOW_TASKS', 200, 2, 10_000),
+    /** Threads that run workflow code (each with one reused V8 context; a workflow stays on its thread). */
+    workerWorkflowThreads: int(env, 'WORKER_WORKFLOW_THREADS', 2, 1, 16),
     /** The Temporal SDK's own exporter, on loopback only: the worker's /metrics relays it. 0: a free port. */
     temporalMetricsPort: int(env, 'TEMPORAL_METRICS_PORT', 9465, 0, 65535),
     /** On SIGTERM/SIGINT the API lets requests in flight finish for at most this long. */

@@ -19,6 +19,8 @@ const workflowStartSchema = new Schema(
     /** When the intent is recorded before its document is written: nothing starts until it exists. */
     resource_collection: { type: String, default: null },
     resource_id: { type: String, default: null },
+    /** The workflow's first task is delayed until then (a start, not a signal-with-start). */
+    first_task_at: { type: Date, default: null },
     /** Which recording this is: only its own recorder (or a sweeper that read it) marks it started. */
     nonce: { type: String, required: true },
     started: { type: Boolean, default: false },

@@ -57,6 +57,12 @@ export interface WorkflowStartRequest<A extends unknown[] = unknown[]> {
    * workflow are two intents).
    */
   key?: string;
+  /**
+   * The workflow's first task waits until then (Temporal's start delay): a workflow that only
+   * waits for a date costs no workflow task and no worker cache slot before it. Not for a
+   * signal-with-start, whose signal runs the workflow at once.
+   */
+  firstTaskAt?: Date;
 }
 
 /** A recorded intent: `start()` tries it now; it never throws for Temporal's sake. */
@@ -104,6 +110,7 @@ interface Intent {
   signal_args: unknown[] | null;
   resource_collection: string | null;
   resource_id: string | null;
+  first_task_at: Date | null;
   nonce: string;
   started: boolean;
   started_at: Date | null;
@@ -129,11 +136,13 @@ export function isTemporalUnavailable(err: unknown): boolean {
 async function startNow(temporal: TemporalContext, intent: Intent): Promise<void> {
   const { client } = temporal;
   const options = { workflowId: intent.workflow_id, taskQueue: intent.task_queue, args: intent.args };
+  // Measured when the start is sent, so an intent the sweeper sends late still wakes on time.
+  const startDelay = intent.first_task_at ? new Date(intent.first_task_at).getTime() - Date.now() : 0;
   await client.withDeadline(Date.now() + START_DEADLINE_MS, async () => {
     if (intent.signal) {
       await client.workflow.signalWithStart<Workflow, unknown[]>(intent.workflow_type, { ...options, signal: intent.signal, signalArgs: intent.signal_args ?? [] });
     } else {
-      await startOnce(() => client.workflow.start<Workflow>(intent.workflow_type, options));
+      await startOnce(() => client.workflow.start<Workflow>(intent.workflow_type, startDelay > 0 ? { ...options, startDelay } : options));
     }
   });
 }
@@ -161,6 +170,7 @@ export async function recordWorkflowStart<A extends unknown[]>(outbox: WorkflowS
     signal_args: req.signal?.args ?? null,
     resource_collection: req.resource?.collection ?? null,
     resource_id: req.resource?.id ?? null,
+    first_task_at: req.signal ? null : (req.firstTaskAt ?? null),
     nonce: randomBytes(8).toString('hex'),
     started: false,
     started_at: null,

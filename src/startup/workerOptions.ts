@@ -13,10 +13,10 @@ import type { Config } from '../config';
 
 export type WorkerCapacity = Pick<
   WorkerOptions,
-  'maxCachedWorkflows' | 'maxConcurrentWorkflowTaskPolls' | 'nonStickyToStickyPollRatio' | 'maxConcurrentWorkflowTaskExecutions'
+  'maxCachedWorkflows' | 'maxConcurrentWorkflowTaskPolls' | 'nonStickyToStickyPollRatio' | 'maxConcurrentWorkflowTaskExecutions' | 'workflowThreadPoolSize'
 >;
 
-export function workerCapacity(config: Pick<Config, 'workerMaxCachedWorkflows' | 'workerWorkflowTaskPollers' | 'workerMaxConcurrentWorkflowTasks'>): WorkerCapacity {
+export function workerCapacity(config: Pick<Config, 'workerMaxCachedWorkflows' | 'workerWorkflowTaskPollers' | 'workerMaxConcurrentWorkflowTasks' | 'workerWorkflowThreads'>): WorkerCapacity {
   const cached = config.workerMaxCachedWorkflows;
   return {
     // Each cached workflow keeps a V8 context (about 1 MiB): 1,000 subscriptions took the worker
@@ -26,6 +26,11 @@ export function workerCapacity(config: Pick<Config, 'workerMaxCachedWorkflows' |
     // As many polls on the task queue (new workflows) as on the sticky queue (cached ones).
     nonStickyToStickyPollRatio: 1,
     // The SDK refuses more tasks at once than cached workflows (a task needs its workflow in the cache).
+    // Two threads, though one V8 context would do: each call into a workflow's context waits for
+    // the SDK's execution-timeout watchdog thread to start and stop, which on a loaded 2-core
+    // machine kept one thread blocked, not busy, for half of its time (renewals bench profile).
+    // With two, one runs while the other waits.
+    workflowThreadPoolSize: config.workerWorkflowThreads,
     maxConcurrentWorkflowTaskExecutions: cached > 0 ? Math.max(2, Math.min(config.workerMaxConcurrentWorkflowTasks, cached)) : config.workerMaxConcurrentWorkflowTasks,
   };
 }

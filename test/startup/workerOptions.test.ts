@@ -1,6 +1,11 @@
 import { workerCapacity } from '../../src/startup/workerOptions';
 
-const settings = (cached: number, pollers = 60, tasks = 200) => ({ workerMaxCachedWorkflows: cached, workerWorkflowTaskPollers: pollers, workerMaxConcurrentWorkflowTasks: tasks });
+const settings = (cached: number, pollers = 60, tasks = 200, threads = 2) => ({
+  workerMaxCachedWorkflows: cached,
+  workerWorkflowTaskPollers: pollers,
+  workerMaxConcurrentWorkflowTasks: tasks,
+  workerWorkflowThreads: threads,
+});
 
 describe('workerCapacity', () => {
   it('polls the task queue as much as the sticky queue', () => {
@@ -9,6 +14,12 @@ describe('workerCapacity', () => {
     expect(c.maxConcurrentWorkflowTaskPolls).toBe(60);
     expect(c.maxCachedWorkflows).toBe(400);
     expect(c.maxConcurrentWorkflowTaskExecutions).toBe(200);
+    expect(c.workflowThreadPoolSize).toBe(2);
+  });
+
+  it('runs workflow code on the configured number of threads', () => {
+    expect(workerCapacity(settings(400, 60, 200, 1)).workflowThreadPoolSize).toBe(1);
+    expect(workerCapacity(settings(400, 60, 200, 4)).workflowThreadPoolSize).toBe(4);
   });
 
   it('never runs more workflow tasks at once than it can cache', () => {

@@ -22,6 +22,10 @@ import { startWorkflowStartsDomain } from '../../src/startup/domains/workflowSta
 import { START_DEADLINE_MS, sweepWorkflowStarts } from '../../src/services/workflowStarts';
 import { WorkflowStart } from '../../src/models/workflowStart';
 import { allocateSignal } from '../../src/temporal/cryptoDefinitions';
+import { overdueAt } from '../../src/billing/dueDate';
+import { temporal as proto } from '@temporalio/proto';
+
+const { EventType } = proto.api.enums.v1;
 
 useTestDatabase();
 const TASK_QUEUE = 'workflow-starts-test';
@@ -140,7 +144,14 @@ describe('workflow starts while Temporal is down', () => {
     const invoice = await invoiceOf(a.api, customer.id, '5.00', '2030-02-01');
     const intent = await WorkflowStart.findById(workflowIds.invoiceDue(invoice.id)).lean();
     expect(intent).toMatchObject({ started: true });
-    expect((await client.workflow.getHandle(workflowIds.invoiceDue(invoice.id)).describe()).status.name).toBe('RUNNING');
+    const due = client.workflow.getHandle(workflowIds.invoiceDue(invoice.id));
+    expect((await due.describe()).status.name).toBe('RUNNING');
+    // Its first task waits for the end of the due date: until then, no workflow task at all.
+    const { events } = await due.fetchHistory();
+    expect(events?.map((e) => e.eventType)).toEqual([EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED]);
+    const backoff = events![0].workflowExecutionStartedEventAttributes!.firstWorkflowTaskBackoff!;
+    const wakesAt = Date.now() + Number(backoff.seconds) * 1000;
+    expect(Math.abs(wakesAt - overdueAt('2030-02-01'))).toBeLessThan(60_000);
 
     // An intent recorded ahead of a write that failed: nothing is started, and after a minute it goes.
     const old = new Date(Date.now() - 61_000);

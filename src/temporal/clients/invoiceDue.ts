@@ -10,6 +10,7 @@ import { workflowIds } from '../workflowIds';
 import { dueDateChangedSignal, invoiceClosedSignal, InvoiceDueInput } from '../invoiceDefinitions';
 import { PendingStart, recordWorkflowStart, requestWorkflowStart, WorkflowStartRequest, WorkflowStarts } from '../../services/workflowStarts';
 import { signalIfRunning } from './signal';
+import { overdueAt } from '../../billing/dueDate';
 
 type Due = Pick<InvoiceDoc, '_id' | 'due_date'>;
 
@@ -26,7 +27,11 @@ function dueWatchStart(invoice: Due, dueDateMoved: boolean): WorkflowStartReques
   const workflowId = workflowIds.invoiceDue(invoice._id);
   const args: [InvoiceDueInput] = [{ invoiceId: invoice._id, dueDate: invoice.due_date }];
   const start = { workflowId, workflowType: 'invoiceDueWorkflow', args };
-  if (!dueDateMoved) return start;
+  // Its first task at the due date's end: until then the workflow only waits, and a workflow
+  // task now would cost the server and a worker cache slot per new invoice (a renewal made its
+  // due date's workflow evict a subscription's from the cache). Signals wait with it: a close
+  // is seen at that first task; a moved due date (signal-with-start) wakes it at once.
+  if (!dueDateMoved) return { ...start, firstTaskAt: new Date(overdueAt(invoice.due_date)) };
   // One intent per invoice for moves: a later move replaces an earlier one not sent yet.
   return { ...start, signal: { name: dueDateChangedSignal.name, args: [invoice.due_date] }, key: `${workflowId}:${dueDateChangedSignal.name}` };
 }
