@@ -9,7 +9,7 @@
 import https from 'node:https';
 import pino from 'pino';
 import mongoose from 'mongoose';
-import { Client, Connection } from '@temporalio/client';
+import { clientTransportOf, connectTemporal } from '../src/temporal/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { connectDatabase, disconnectDatabase } from '../src/db/connection';
 import { loadConfig } from '../src/config';
@@ -86,8 +86,13 @@ export async function runWebhookBench(opts: { temporalAddress: string; mongoUri:
   const logger = pino({ level: 'warn' });
   const config = { ...loadConfig({ ...process.env, LOG_LEVEL: 'warn' }), webhookAllowPrivateNetworks: true };
   const taskQueue = `webhooks-bench-${randomString(8)}`;
-  const connection = await Connection.connect({ address: opts.temporalAddress });
-  const client = new Client({ connection, namespace: config.temporal.namespace });
+  // The client the worker process would have (it dispatches the events its activities record).
+  const { connection, client } = await connectTemporal({
+    address: opts.temporalAddress,
+    namespace: config.temporal.namespace,
+    taskQueue,
+    clientTransport: clientTransportOf(config.temporal.clientTransport, { role: 'worker', deno: false }),
+  });
   const deps = createDependencies({ config, logger, temporal: { client, taskQueue } });
   const native = await NativeConnection.connect({ address: opts.temporalAddress });
   const worker = await Worker.create({

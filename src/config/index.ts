@@ -128,10 +128,12 @@ export function loadConfig(env: Env = process.env) {
       /**
        * How the Temporal client (API and worker) reaches the server: `grpc-js` (the SDK's
        * Connection, over node:http2) or `native` (the SDK's NativeConnection, the Rust core the
-       * worker polls with). Default: grpc-js on Node, native on Deno, whose node:http2 dies on the
-       * server's periodic GOAWAY (docs/DECISIONS.md, "Deno").
+       * worker polls with). `auto` (default): native in the worker, whose core is loaded anyway
+       * and which starts and signals workflows from its activities (cheaper per call than
+       * grpc-js), and on Deno, whose node:http2 dies on the server's periodic GOAWAY
+       * (docs/DECISIONS.md, "Deno"); grpc-js in a Node API process. See `clientTransportOf`.
        */
-      clientTransport: oneOf(env, 'TEMPORAL_CLIENT_TRANSPORT', isDeno() ? 'native' : 'grpc-js', ['grpc-js', 'native'] as const),
+      clientTransport: oneOf(env, 'TEMPORAL_CLIENT_TRANSPORT', 'auto', ['auto', 'grpc-js', 'native'] as const),
     },
     /** Base URL of the Temporal Web UI: the finance console links each subscription's workflow there. */
     temporalUiUrl: url(env, 'TEMPORAL_UI_URL', 'http://localhost:8233'),
@@ -141,7 +143,7 @@ export function loadConfig(env: Env = process.env) {
     /** The worker's /metrics (domain and Temporal SDK metrics), on HOST; 0: a free port, logged. */
     workerMetricsPort: int(env, 'WORKER_METRICS_PORT', 9464, 0, 65535),
     /** Workflows the worker keeps in memory between tasks (the rest are replayed when they wake). */
-    workerMaxCachedWorkflows: int(env, 'WORKER_MAX_CACHED_WORKFLOWS', 400, 0, 100_000),
+    workerMaxCachedWorkflows: int(env, 'WORKER_MAX_CACHED_WORKFLOWS', 1100, 0, 100_000),
     /** Workflow task long-polls the worker keeps open (half on the task queue, half on its sticky queue). */
     workerWorkflowTaskPollers: int(env, 'WORKER_WORKFLOW_TASK_POLLERS', 60, 2, 1_000),
     /** Workflow tasks the worker runs at once (at most the cached workflows, when the cache is on). */

@@ -3,11 +3,11 @@
  * process with a message), logger, database, Temporal client, the dependencies built from them,
  * and the domains wired to it.
  */
-import { loadConfig, ConfigError, Config } from '../config';
+import { loadConfig, ConfigError, Config, isDeno } from '../config';
 import type { Logger } from 'pino';
 import { createLogger } from '../lib/logger';
 import { connectDatabase } from '../db/connection';
-import { connectTemporal, TemporalHandle } from '../temporal/client';
+import { clientTransportOf, connectTemporal, TemporalHandle } from '../temporal/client';
 import { createDependencies } from '../dependencies';
 import { startDomains } from './runtime';
 import { backfillListedCollections } from '../services/listedCollections';
@@ -36,7 +36,8 @@ export async function bootProcess(name: 'api' | 'worker', opts: { beforeTemporal
   await connectDatabase(config.mongodbUri, { unavailableTimeoutMs: config.dbUnavailableTimeoutMs });
   // Documents written before bucketed lists get their list slots (once; then one read per collection).
   await backfillListedCollections();
-  const temporal: TemporalHandle = await connectTemporal(config.temporal);
+  const clientTransport = clientTransportOf(config.temporal.clientTransport, { role: name, deno: isDeno() });
+  const temporal: TemporalHandle = await connectTemporal({ ...config.temporal, clientTransport });
   // Search attributes are registered by the scripts that start the server (npm start, compose).
   const deps = createDependencies({
     config,

@@ -3,6 +3,12 @@ import type { NativeConnection } from '@temporalio/worker';
 
 export type TemporalClientTransport = 'grpc-js' | 'native';
 
+/** The transport a process uses for TEMPORAL_CLIENT_TRANSPORT (`auto`: native in the worker and on Deno). */
+export function clientTransportOf(setting: TemporalClientTransport | 'auto', process: { role: 'api' | 'worker'; deno: boolean }): TemporalClientTransport {
+  if (setting !== 'auto') return setting;
+  return process.role === 'worker' || process.deno ? 'native' : 'grpc-js';
+}
+
 export interface TemporalHandle {
   /** grpc-js over node:http2, or the SDK's Rust core (config.temporal.clientTransport). */
   connection: Connection | NativeConnection;

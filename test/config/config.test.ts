@@ -4,8 +4,8 @@ describe('config', () => {
   it('has embedded defaults', () => {
     const c = loadConfig({});
     expect(c).toMatchObject({ port: 3000, mongodbUri: 'mongodb://127.0.0.1:27017/payments', rateLimitPerMinute: 600, invoiceDueDays: 7, slippageTolerance: '0.005' });
-    // grpc-js under Node (Jest); native is the default under Deno only.
-    expect(c.temporal).toEqual({ address: '127.0.0.1:7233', namespace: 'default', taskQueue: 'payments', clientTransport: 'grpc-js' });
+    // auto: each process picks its transport (clientTransportOf).
+    expect(c.temporal).toEqual({ address: '127.0.0.1:7233', namespace: 'default', taskQueue: 'payments', clientTransport: 'auto' });
     expect(c.webhookAllowPrivateNetworks).toBe(false);
     expect(c.claimVerification).toBe(true);
   });
@@ -26,7 +26,7 @@ describe('config', () => {
     ['RATE_LIMIT_PER_MINUTE', '0', /RATE_LIMIT_PER_MINUTE/],
     ['PRICE_ORACLE', 'chainlink', /PRICE_ORACLE must be one of fixed, coingecko/],
     ['COINGECKO_URL', 'not a url', /COINGECKO_URL must be a URL/],
-    ['TEMPORAL_CLIENT_TRANSPORT', 'http', /TEMPORAL_CLIENT_TRANSPORT must be one of grpc-js, native/],
+    ['TEMPORAL_CLIENT_TRANSPORT', 'http', /TEMPORAL_CLIENT_TRANSPORT must be one of auto, grpc-js, native/],
   ])('stops on a bad %s (%s)', (name, value, message) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(message);

@@ -1,9 +1,9 @@
 /**
- * The Temporal client's two transports (TEMPORAL_CLIENT_TRANSPORT): grpc-js, the default on Node,
- * and native (the SDK's NativeConnection), the default on Deno. Both reach the dev server `npm
- * test` runs, and a Client on either starts and reads a workflow.
+ * The Temporal client's two transports (TEMPORAL_CLIENT_TRANSPORT): grpc-js, the default of a Node
+ * API process, and native (the SDK's NativeConnection), the default of the worker and on Deno.
+ * Both reach the dev server `npm test` runs, and a Client on either starts and reads a workflow.
  */
-import { connectTemporal, pingTemporal, TemporalClientTransport } from '../../src/temporal/client';
+import { clientTransportOf, connectTemporal, pingTemporal, TemporalClientTransport } from '../../src/temporal/client';
 import { devServerAddress } from '../support/temporal';
 
 describe.each<TemporalClientTransport>(['grpc-js', 'native'])('the %s transport', (clientTransport) => {
@@ -19,5 +19,18 @@ describe.each<TemporalClientTransport>(['grpc-js', 'native'])('the %s transport'
     } finally {
       await handle.connection.close();
     }
+  });
+});
+
+describe('clientTransportOf', () => {
+  it('takes native in the worker and on Deno, grpc-js in a Node API process, when left to auto', () => {
+    expect(clientTransportOf('auto', { role: 'worker', deno: false })).toBe('native');
+    expect(clientTransportOf('auto', { role: 'api', deno: true })).toBe('native');
+    expect(clientTransportOf('auto', { role: 'api', deno: false })).toBe('grpc-js');
+  });
+
+  it('keeps an explicit setting in every process', () => {
+    expect(clientTransportOf('grpc-js', { role: 'worker', deno: false })).toBe('grpc-js');
+    expect(clientTransportOf('native', { role: 'api', deno: false })).toBe('native');
   });
 });
