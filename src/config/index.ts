@@ -150,6 +150,12 @@ export function loadConfig(env: Env = process.env) {
     workerMaxConcurrentWorkflowTasks: int(env, 'WORKER_MAX_CONCURRENT_WORKFLOW_TASKS', 200, 2, 10_000),
     /** Threads that run workflow code (each with one reused V8 context; a workflow stays on its thread). */
     workerWorkflowThreads: int(env, 'WORKER_WORKFLOW_THREADS', 2, 1, 16),
+    /**
+     * How long a cached workflow's task may wait for this worker before the server hands it to any
+     * worker, which must then replay the workflow from its history (after a crash: how long its
+     * cached workflows wait).
+     */
+    workerStickyTimeoutSeconds: int(env, 'WORKER_STICKY_TIMEOUT_SECONDS', 10, 1, 600),
     /** The Temporal SDK's own exporter, on loopback only: the worker's /metrics relays it. 0: a free port. */
     temporalMetricsPort: int(env, 'TEMPORAL_METRICS_PORT', 9465, 0, 65535),
     /** On SIGTERM/SIGINT the API lets requests in flight finish for at most this long. */

@@ -6,23 +6,26 @@
  * while nothing runs start one. So a burst of N callers costs two or three runs, not N, and each
  * caller still returns only after a run that began after it arrived.
  *
+ * A run may produce a value (a read whose answer must be no older than the caller's call): the
+ * callers of one run share its answer, so treat it as read-only.
+ *
  * In-flight work of this process, like a connection pool's: it holds no data and forgets a key
  * once its runs are done.
  */
-interface Slot {
+interface Slot<T> {
   /** The settled end of the current run, which a queued run waits for. */
   tail: Promise<void>;
   /** The run callers arriving now join; null when they would queue a new one. */
-  queued: Promise<void> | null;
+  queued: Promise<T> | null;
 }
 
-export class Coalescer {
-  private readonly slots = new Map<string, Slot>();
+export class Coalescer<T = void> {
+  private readonly slots = new Map<string, Slot<T>>();
 
-  run(key: string, task: () => Promise<void>): Promise<void> {
+  run(key: string, task: () => Promise<T>): Promise<T> {
     const slot = this.slots.get(key);
     if (!slot) {
-      const fresh: Slot = { tail: Promise.resolve(), queued: null };
+      const fresh: Slot<T> = { tail: Promise.resolve(), queued: null };
       this.slots.set(key, fresh);
       return this.launch(key, fresh, task);
     }
@@ -40,7 +43,7 @@ export class Coalescer {
     return this.slots.has(key);
   }
 
-  private launch(key: string, slot: Slot, task: () => Promise<void>): Promise<void> {
+  private launch(key: string, slot: Slot<T>, task: () => Promise<T>): Promise<T> {
     const done = task().finally(() => {
       if (slot.queued === null && this.slots.get(key) === slot) this.slots.delete(key);
     });

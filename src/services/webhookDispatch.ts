@@ -79,11 +79,6 @@ export function recipientsAmong(endpoints: WebhookEndpointDoc[], event: Pick<Dis
   return endpoints.filter((e) => e.enabled && subscribedTo(e, event.event) && new Date(e.created_at).getTime() <= event.timestamp.getTime());
 }
 
-/** The endpoints of its scope that receive `event`. */
-export async function recipientsOf(event: DispatchableEvent): Promise<WebhookEndpointDoc[]> {
-  return recipientsAmong(await endpointsOf(event), event);
-}
-
 /**
  * Starts the deliveries of one event to every enabled endpoint of its scope subscribed to it
  * (and created before it), then marks the event dispatched. Throws when Temporal cannot be

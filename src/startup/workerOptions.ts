@@ -13,10 +13,10 @@ import type { Config } from '../config';
 
 export type WorkerCapacity = Pick<
   WorkerOptions,
-  'maxCachedWorkflows' | 'maxConcurrentWorkflowTaskPolls' | 'nonStickyToStickyPollRatio' | 'maxConcurrentWorkflowTaskExecutions' | 'workflowThreadPoolSize'
+  'maxCachedWorkflows' | 'maxConcurrentWorkflowTaskPolls' | 'nonStickyToStickyPollRatio' | 'maxConcurrentWorkflowTaskExecutions' | 'workflowThreadPoolSize' | 'stickyQueueScheduleToStartTimeout'
 >;
 
-export function workerCapacity(config: Pick<Config, 'workerMaxCachedWorkflows' | 'workerWorkflowTaskPollers' | 'workerMaxConcurrentWorkflowTasks' | 'workerWorkflowThreads'>): WorkerCapacity {
+export function workerCapacity(config: Pick<Config, 'workerMaxCachedWorkflows' | 'workerWorkflowTaskPollers' | 'workerMaxConcurrentWorkflowTasks' | 'workerWorkflowThreads' | 'workerStickyTimeoutSeconds'>): WorkerCapacity {
   const cached = config.workerMaxCachedWorkflows;
   return {
     // Each cached workflow keeps a V8 context (about 1 MiB): 1,000 subscriptions took the worker
@@ -31,6 +31,7 @@ export function workerCapacity(config: Pick<Config, 'workerMaxCachedWorkflows' |
     // machine kept one thread blocked, not busy, for half of its time (renewals bench profile).
     // With two, one runs while the other waits.
     workflowThreadPoolSize: config.workerWorkflowThreads,
+    stickyQueueScheduleToStartTimeout: config.workerStickyTimeoutSeconds * 1000,
     maxConcurrentWorkflowTaskExecutions: cached > 0 ? Math.max(2, Math.min(config.workerMaxConcurrentWorkflowTasks, cached)) : config.workerMaxConcurrentWorkflowTasks,
   };
 }

@@ -99,4 +99,24 @@ describe('Coalescer', () => {
     expect(second).toBe(1);
     expect(c.busy('k')).toBe(false);
   });
+
+  it('shares a run\'s answer with its callers, each getting an answer read after its call', async () => {
+    const c = new Coalescer<number>();
+    let stored = 1;
+    const gate = deferred();
+    const first = c.run('k', async () => {
+      const seen = stored;
+      await gate.promise;
+      return seen;
+    });
+    // Written while the first read is going: the callers after it must not get that read's answer.
+    stored = 2;
+    const second = c.run('k', async () => stored);
+    const third = c.run('k', async () => stored * 100);
+    gate.resolve();
+    expect(await first).toBe(1);
+    // One run served both, and it began after their calls.
+    expect(await second).toBe(2);
+    expect(await third).toBe(2);
+  });
 });

@@ -5,6 +5,7 @@ const settings = (cached: number, pollers = 60, tasks = 200, threads = 2) => ({
   workerWorkflowTaskPollers: pollers,
   workerMaxConcurrentWorkflowTasks: tasks,
   workerWorkflowThreads: threads,
+  workerStickyTimeoutSeconds: 10,
 });
 
 describe('workerCapacity', () => {
@@ -15,6 +16,7 @@ describe('workerCapacity', () => {
     expect(c.maxCachedWorkflows).toBe(400);
     expect(c.maxConcurrentWorkflowTaskExecutions).toBe(200);
     expect(c.workflowThreadPoolSize).toBe(2);
+    expect(c.stickyQueueScheduleToStartTimeout).toBe(10_000);
   });
 
   it('runs workflow code on the configured number of threads', () => {
