@@ -6,6 +6,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { spawn, ChildProcess } from 'node:child_process';
+import { Connection } from '@temporalio/client';
 import { closedPort } from './httpsReceiver';
 import { waitFor } from './wait';
 
@@ -41,6 +42,21 @@ export class OwnDevServer {
     this.child = spawn(cli, ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(this.port), '--namespace', 'default',
       '--db-filename', this.dbFile, '--headless', '--log-level', 'error'], { stdio: 'ignore' });
     await waitFor(() => portOpen(this.port), 'the Temporal dev server port', 90_000);
+    // The port opens before the frontend serves: until then calls answer "Frontend is not healthy yet".
+    await waitFor(() => this.healthy(), 'the Temporal dev server to answer', 90_000);
+  }
+
+  private async healthy(): Promise<boolean> {
+    const connection = await Connection.connect({ address: this.address, connectTimeout: 2_000 }).catch(() => null);
+    if (!connection) return false;
+    try {
+      await connection.withDeadline(Date.now() + 2_000, () => connection.workflowService.getSystemInfo({}));
+      return true;
+    } catch {
+      return false;
+    } finally {
+      await connection.close().catch(() => undefined);
+    }
   }
 
   async stop(): Promise<void> {

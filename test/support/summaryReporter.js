@@ -8,7 +8,10 @@ const fs = require('node:fs');
 class SummaryReporter {
   onRunComplete(_contexts, results) {
     const skipped = results.numPendingTests + results.numTodoTests;
-    const line = `Tests: ${results.numPassedTests} passed, ${results.numFailedTests} failed` + (skipped ? `, ${skipped} skipped` : '');
+    // A file that failed outside its tests (it did not load, or a beforeAll/afterAll hook threw)
+    // counts as one failure: its tests alone may all have passed.
+    const brokenFiles = results.testResults.filter((r) => r.testExecError || (r.failureMessage && r.numFailingTests === 0)).length;
+    const line = `Tests: ${results.numPassedTests} passed, ${results.numFailedTests + brokenFiles} failed` + (skipped ? `, ${skipped} skipped` : '');
     process.stdout.write(`\n${line}\n`);
     if (process.env.TEST_SUMMARY_FILE) fs.writeFileSync(process.env.TEST_SUMMARY_FILE, `${line}\n`);
   }
