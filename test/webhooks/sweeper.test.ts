@@ -5,16 +5,13 @@
  * retention Schedule the webhooks domain creates.
  */
 import https from 'node:https';
-import net from 'node:net';
-import path from 'node:path';
-import os from 'node:os';
-import { spawn, ChildProcess } from 'node:child_process';
 import pino from 'pino';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { useTestDatabase } from '../support/db';
 import { newAccount, startTestApi, TestApi } from '../support/api';
-import { HttpsReceiver, makeTestCertificates, startHttpsReceiver, closedPort } from '../support/httpsReceiver';
+import { HttpsReceiver, makeTestCertificates, startHttpsReceiver } from '../support/httpsReceiver';
+import { OwnDevServer } from '../support/devServer';
 import { workflowsPath } from '../support/workflows';
 import { sleep, waitFor } from './helpers';
 import { loadConfig } from '../../src/config';
@@ -32,38 +29,7 @@ useTestDatabase();
 const TASK_QUEUE = 'webhooks-sweeper-test';
 const DAY = 24 * 3600e3;
 
-let server: ChildProcess | null = null;
-let port = 0;
-const dbFile = path.join(process.env.TEST_RUN_DIR ?? os.tmpdir(), `webhook-sweeper-${process.pid}-${Date.now()}.db`);
-
-async function portOpen(p: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = net.connect(p, '127.0.0.1', () => {
-      s.destroy();
-      resolve(true);
-    });
-    s.on('error', () => resolve(false));
-  });
-}
-
-async function startServer(): Promise<void> {
-  const cli = process.env.TEST_TEMPORAL_CLI;
-  if (!cli) throw new Error('TEST_TEMPORAL_CLI is not set: run the tests with `npm test`');
-  const child = spawn(cli, ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--namespace', 'default',
-    '--db-filename', dbFile, '--headless', '--log-level', 'error'], { stdio: 'ignore' });
-  server = child;
-  await waitFor(() => portOpen(port), 'the Temporal dev server port', 90_000);
-}
-
-async function stopServer(): Promise<void> {
-  const child = server;
-  server = null;
-  if (!child || child.exitCode !== null) return;
-  const exited = new Promise((r) => child.once('exit', r));
-  child.kill('SIGTERM');
-  await exited;
-  await waitFor(async () => !(await portOpen(port)), 'the Temporal port to close');
-}
+let server: OwnDevServer;
 
 let connection: Connection;
 let client: Client;
@@ -82,9 +48,9 @@ let receiver: HttpsReceiver;
 let api: TestApi;
 
 beforeAll(async () => {
-  port = await closedPort();
-  await startServer();
-  connection = await Connection.connect({ address: `127.0.0.1:${port}` });
+  server = await OwnDevServer.create('webhook-sweeper');
+  await server.start();
+  connection = await Connection.connect({ address: server.address });
   client = new Client({ connection, namespace: 'default' });
   await waitFor(() => connection.workflowService.getSystemInfo({}).then(() => true, () => false), 'Temporal to answer', 60_000);
   const certs = makeTestCertificates();
@@ -93,7 +59,7 @@ beforeAll(async () => {
   const logger = pino({ level: 'silent' });
   const deps = testDependencies({ config, logger, temporal: { client, taskQueue: TASK_QUEUE } });
   startWorker = async () => {
-    nativeConnection = await NativeConnection.connect({ address: `127.0.0.1:${port}` });
+    nativeConnection = await NativeConnection.connect({ address: server.address });
     worker = await Worker.create({
       connection: nativeConnection,
       taskQueue: TASK_QUEUE,
@@ -112,7 +78,7 @@ afterAll(async () => {
   await stopDomain?.();
   await stopWorker();
   await connection?.close().catch(() => undefined);
-  await stopServer();
+  await server.stop();
   await receiver?.close();
   await api?.close();
 });
@@ -126,7 +92,7 @@ describe('webhook dispatch when Temporal is down', () => {
 
     // The worker goes too (its pollers would only log the outage); what is tested is dispatch.
     await stopWorker();
-    await stopServer();
+    await server.stop();
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) {
       const c = await a.api.post('/v1/customers', { email: `down${i}@example.com` });
@@ -139,7 +105,7 @@ describe('webhook dispatch when Temporal is down', () => {
     expect(pending.map((e) => e.dispatched_at)).toEqual([null, null, null]);
     expect(receiver.requestsTo('/sweep')).toHaveLength(1);
 
-    await startServer();
+    await server.start();
     await startWorker();
     await waitFor(() => receiver.requestsTo('/sweep').length >= 4, 'the deliveries after Temporal came back', 90_000);
     // A few more sweeper passes: nothing is delivered twice.
