@@ -78,7 +78,7 @@ afterAll(async () => {
   await stopDomain?.();
   await stopWorker();
   await connection?.close().catch(() => undefined);
-  await server.stop();
+  await server?.stop();
   await receiver?.close();
   await api?.close();
 });
