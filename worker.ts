@@ -31,7 +31,8 @@ async function main() {
   } catch (err) {
     logger.error({ err, port: config.workerMetricsPort }, 'worker metrics not served (WORKER_METRICS_PORT)');
   }
-  const connection = await NativeConnection.connect({ address: config.temporal.address });
+  // The client's connection when it is native (the default here): one connection, not two.
+  const connection = temporal.connection instanceof NativeConnection ? temporal.connection : await NativeConnection.connect({ address: config.temporal.address });
   const worker = await Worker.create({
     connection,
     namespace: config.temporal.namespace,
@@ -56,7 +57,7 @@ async function main() {
   await running;
   await metricsServer?.close();
   await stopDomains();
-  await connection.close();
+  if (connection !== temporal.connection) await connection.close();
   await temporal.connection.close();
   await disconnectDatabase();
   logger.info('worker stopped');

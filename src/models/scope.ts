@@ -11,6 +11,11 @@ export function scopeFilter(scope: Scope): { account_id: string; sandbox: string
   return { account_id: scope.accountId, sandbox: scope.sandbox };
 }
 
+/** One string per account and scope (`<account>|<sandbox or empty>`): in-process keys, and listed documents' stored `list_scope`. */
+export function scopeKey(scope: Scope): string {
+  return `${scope.accountId}|${scope.sandbox ?? ''}`;
+}
+
 /** The scope a stored document belongs to. */
 export function scopeOfDoc(doc: { account_id: string; sandbox?: string | null }): Scope {
   return { accountId: doc.account_id, sandbox: doc.sandbox ?? null };

@@ -2,7 +2,7 @@ import { Model } from 'mongoose';
 import { pageWindow, pagination, Pagination } from '../lib/pagination';
 import { bucketOfSeq, planPage, newestListedFirst, backfillBuckets, BucketCount } from '../lib/listWindow';
 import { ListCounter, ListCounterDoc } from '../models/listCounter';
-import { Scope, scopeOfDoc } from '../models/scope';
+import { Scope, scopeKey, scopeOfDoc } from '../models/scope';
 import { isDuplicateKey } from '../models/errors';
 import { Coalescer } from '../lib/coalesce';
 
@@ -50,7 +50,8 @@ export function setListBucketSize(size: number): void {
   bucketSize = size;
 }
 
-export const listScopeOf = (scope: Scope): string => `${scope.accountId}|${scope.sandbox ?? ''}`;
+// Stored in every listed document (`list_scope`): its format must not change.
+export const listScopeOf = (scope: Scope): string => scopeKey(scope);
 const counterKey = (model: Model<any>, listScope: string) => `${model.collection.collectionName}|${listScope}`;
 const headId = (model: Model<any>, listScope: string) => `h|${counterKey(model, listScope)}`;
 const bucketId = (model: Model<any>, listScope: string, bucket: number) => `b|${counterKey(model, listScope)}|${bucket}`;

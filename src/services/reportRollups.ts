@@ -21,7 +21,7 @@
 import { randomBytes } from 'node:crypto';
 import { ReportRollup, ReportRollupDoc, ReportRollupState, ReportRollupStateDoc, RollupKind } from '../models/reportRollup';
 import { isDuplicateKey } from '../models/errors';
-import { Scope } from '../models/scope';
+import { Scope, scopeKey } from '../models/scope';
 import type { OpenInvoice } from '../billing/receivables';
 import { collectionsRollup, CollectionsRollup, mrrRollup, MrrRollupMonth, receivablesRollup, ReceivablesGroup } from '../billing/rollups';
 import { loadCollectionsSource, loadMrrSubscriptions, loadOpenInvoices } from './reportSources';
@@ -71,7 +71,7 @@ export async function rollupsChanged(deps: Dependencies, scope: Scope, ...kinds:
   // own writes (a burst of renewals all wrote the same state and outbox documents, one at a time).
   await Promise.all(
     kinds.map((kind) =>
-      deps.inFlight.run(`rollup|${scope.accountId}|${scope.sandbox ?? ''}|${kind}`, async () => {
+      deps.inFlight.run(`rollup|${scopeKey(scope)}|${kind}`, async () => {
         await upsertState(scope, kind, { dirty_gen: randomGen() });
         await deps.workflows.reportRollup.stale(scope, [kind]);
       }),

@@ -3,6 +3,7 @@ import { onEventRecorded } from '../../services/events';
 import { dispatchEvent, endpointsOf, recipientsAmong } from '../../services/webhookDispatch';
 import type { WebhookEndpointDoc } from '../../models/webhookEndpoint';
 import { Coalescer } from '../../lib/coalesce';
+import { scopeKey } from '../../models/scope';
 import { SweeperOptions, startSweeper } from '../../services/webhookSweeper';
 
 const DEFAULTS: SweeperOptions = {
@@ -26,7 +27,7 @@ export async function startWebhooksDomain(rt: Dependencies, opts: Partial<Sweepe
   const endpointReads = new Coalescer<WebhookEndpointDoc[]>();
   const unlisten = onEventRecorded({
     recipientsOf: async (event) =>
-      recipientsAmong(await endpointReads.run(JSON.stringify([event.accountId, event.sandbox]), () => endpointsOf(event)), event),
+      recipientsAmong(await endpointReads.run(scopeKey(event), () => endpointsOf(event)), event),
     dispatch: async (event, recipients) => {
       // A few quick tries ride out a busy database; past that the sweeper takes over.
       for (let attempt = 1; ; attempt++) {
