@@ -93,8 +93,9 @@ export async function runWebhookBench(opts: { temporalAddress: string; mongoUri:
     taskQueue,
     clientTransport: clientTransportOf(config.temporal.clientTransport, { role: 'worker', deno: false }),
   });
-  const deps = createDependencies({ config, logger, temporal: { client, taskQueue } });
-  const native = await NativeConnection.connect({ address: opts.temporalAddress });
+  // As in worker.ts: the worker runs on the client's native connection, so delivery starts are eager.
+  const native = connection as NativeConnection;
+  const deps = createDependencies({ config, logger, temporal: { client, taskQueue, eagerStart: true } });
   const worker = await Worker.create({
     connection: native,
     namespace: config.temporal.namespace,
@@ -187,7 +188,6 @@ export async function runWebhookBench(opts: { temporalAddress: string; mongoUri:
     await stopDomain();
     worker.shutdown();
     await workerRun.catch(() => undefined);
-    await native.close().catch(() => undefined);
     await connection.close().catch(() => undefined);
     await receiver.close();
     agent.destroy();

@@ -316,13 +316,26 @@ start_dev_chain() { # port logfile [ganache options, e.g. --miner.blockTime 2]
 # Search attributes operators use to find subscriptions in the Temporal UI.
 SEARCH_ATTRIBUTES=(AccountId=Keyword CustomerId=Keyword SubscriptionStatus=Keyword NextBillingDate=Datetime)
 
+# The dev server's visibility table without the indexes no query of ours or of the UI's lists uses
+# (scripts/temporal-visibility-indexes.py; README, "Storage"). Once the server has created its
+# schema, i.e. after it opened its port; the drop is kept across restarts. TEMPORAL_VISIBILITY_INDEXES=all
+# keeps every index. Without python3 the server runs with all of them.
+lean_temporal_visibility() { # dbfile logfile
+  [[ "${TEMPORAL_VISIBILITY_INDEXES:-lean}" == all ]] && return 0
+  if ! command -v python3 >/dev/null; then log "python3 not found: the Temporal dev server keeps all its visibility indexes"; return 0; fi
+  python3 "$ROOT/scripts/temporal-visibility-indexes.py" "$1" >>"$2" 2>&1 ||
+    log "could not drop the dev server's unused visibility indexes (see $2); it runs with all of them"
+}
+
 start_temporal_dev() { # port uiport dbfile logfile [--headless]
   local port=$1 ui=$2 db=$3 logfile=$4; shift 4
   # WAL and synchronous=normal: ~5x the workflow starts/s of the default rollback journal with
   # full sync. A killed process loses nothing (WAL frames are written before a commit returns);
   # a power loss can lose the last commits (README, "Storage").
+  # busy_timeout: the server's one connection waits while temporal-visibility-indexes.py holds the
+  # write lock for a moment, instead of failing with SQLITE_BUSY.
   local args=(server start-dev --ip 127.0.0.1 --port "$port" --namespace default --db-filename "$db" --log-level warn
-    --sqlite-pragma journal_mode=wal --sqlite-pragma synchronous=normal)
+    --sqlite-pragma journal_mode=wal --sqlite-pragma synchronous=normal --sqlite-pragma busy_timeout=10000)
   if [[ "${1:-}" == "--headless" ]]; then args+=(--headless); else args+=(--ui-port "$ui"); fi
   # TEMPORAL_DEV_EXTRA_ARGS: more dev server flags for an experiment, e.g. a --dynamic-config-value.
   # shellcheck disable=SC2206
@@ -337,7 +350,7 @@ start_temporal_dev() { # port uiport dbfile logfile [--headless]
     start_bg "$logfile" "${GO_SERVER_ENV[@]}" "$TOOLS/bin/temporal" "${args[@]}" >/dev/null
     pid=${PIDS[-1]}
     for ((i = 0; i < 600; i++)); do
-      if port_open "$port"; then return 0; fi
+      if port_open "$port"; then lean_temporal_visibility "$db" "$logfile"; return 0; fi
       kill -0 "$pid" 2>/dev/null || break
       sleep 0.2
     done

@@ -42,7 +42,8 @@ export async function bootProcess(name: 'api' | 'worker', opts: { beforeTemporal
   const deps = createDependencies({
     config,
     logger,
-    temporal: { client: temporal.client, taskQueue: temporal.taskQueue, searchAttributes: true },
+    // worker.ts runs its worker on the client's connection when it is native: starts may be eager.
+    temporal: { client: temporal.client, taskQueue: temporal.taskQueue, searchAttributes: true, eagerStart: name === 'worker' && clientTransport === 'native' },
     // The worker's starts come from activities, which Temporal retries: no outbox needed there.
     workflowStarts: name === 'worker' ? 'direct' : 'outbox',
   });

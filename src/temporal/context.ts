@@ -6,4 +6,11 @@ export interface TemporalContext {
   taskQueue: string;
   /** The server has the custom search attributes registered (dev server started by our scripts). */
   searchAttributes?: boolean;
+  /**
+   * A worker of this process polls `taskQueue` over the client's own native connection: a start
+   * may ask for its first workflow task in the reply (Temporal's eager start), which saves the
+   * server a task-queue match and the worker a poll. The SDK falls back to a normal start when
+   * that worker has no free slot.
+   */
+  eagerStart?: boolean;
 }

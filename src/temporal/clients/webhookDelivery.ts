@@ -29,6 +29,8 @@ export async function startDeliveryWorkflow(temporal: TemporalContext, input: We
         args: [input],
         // The workflow id derives from (event, endpoint): a second run, even after the first closed, would deliver twice.
         workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+        // In the worker process: the first task comes back with the start (TemporalContext.eagerStart).
+        ...(temporal.eagerStart ? { requestEagerStart: true } : {}),
       }),
     ),
   );
