@@ -4,19 +4,24 @@
  * never race each other. What is queued is allocated by one activity (up to ALLOCATION_BATCH
  * transactions, in order, each idempotent), retried with backoff while the price oracle is down. Idle for a minute: it completes (the next signalWithStart
  * starts a new run); after ALLOCATION_RUN_LIMIT transactions it continues as new.
+ *
+ * The activity is local in runs that recorded LOCAL_ACTIVITIES_PATCH: a batch is one workflow
+ * task (a marker) instead of a task, an activity task and another task, which was most of the dev
+ * server's work per payment. Runs started before keep the regular activity, so their histories
+ * still replay.
  */
-import { condition, continueAsNew, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { condition, continueAsNew, patched, proxyActivities, proxyLocalActivities, setHandler, workflowInfo, type RetryPolicy } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { ACTIVITY_HEARTBEAT_TIMEOUT } from '../temporal/activityOptions';
 import { ALLOCATION_BATCH, ALLOCATION_IDLE_MS, ALLOCATION_RUN_LIMIT, allocateSignal, AllocationWorkflowInput } from '../temporal/cryptoDefinitions';
 
-const { allocateCryptoTransactions } = proxyActivities<Activities>({
-  heartbeatTimeout: ACTIVITY_HEARTBEAT_TIMEOUT,
-  startToCloseTimeout: '5 minutes',
-  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '5 minutes' },
-});
+const RETRY: RetryPolicy = { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '5 minutes' };
+const asActivities = proxyActivities<Activities>({ heartbeatTimeout: ACTIVITY_HEARTBEAT_TIMEOUT, startToCloseTimeout: '5 minutes', retry: RETRY });
+const asLocalActivities = proxyLocalActivities<Activities>({ startToCloseTimeout: '5 minutes', retry: RETRY });
+const LOCAL_ACTIVITIES_PATCH = 'allocation-local-activities';
 
 export async function allocationWorkflow(input: AllocationWorkflowInput): Promise<number> {
+  const { allocateCryptoTransactions } = patched(LOCAL_ACTIVITIES_PATCH) ? asLocalActivities : asActivities;
   const queue: string[] = [...(input.pending ?? [])];
   setHandler(allocateSignal, (txId: string) => {
     if (!queue.includes(txId)) queue.push(txId);

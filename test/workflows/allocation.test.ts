@@ -91,7 +91,13 @@ describe('allocation workflow', () => {
       // A replayed activity changes nothing.
       expect(await allocateTransaction(deps, tx.id)).toMatchObject({ status: 'already_allocated' });
       expect(await Event.countDocuments({ event: 'invoice.paid', 'payload.id': invoice.id })).toBe(1);
-      await replay(keepHistory('allocation-pays-invoice', await handle().fetchHistory()), 'replay-allocation');
+      const history = await handle().fetchHistory();
+      // The allocation runs as a local activity (a marker), never as an activity task.
+      expect(history.events!.filter((e) => e.activityTaskScheduledEventAttributes)).toEqual([]);
+      expect(history.events!.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity')).toHaveLength(1);
+      await replay(keepHistory('allocation-pays-invoice-local-activities', history), 'replay-allocation');
+      // Kept from before allocations were local activities: such runs must still replay.
+      await replay(keepHistory('allocation-pays-invoice', history), 'replay-allocation-activities');
     });
   });
 
