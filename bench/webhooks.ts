@@ -93,9 +93,10 @@ export async function runWebhookBench(opts: { temporalAddress: string; mongoUri:
     taskQueue,
     clientTransport: clientTransportOf(config.temporal.clientTransport, { role: 'worker', deno: false }),
   });
-  // As in worker.ts: the worker runs on the client's native connection, so delivery starts are eager.
-  const native = connection as NativeConnection;
-  const deps = createDependencies({ config, logger, temporal: { client, taskQueue, eagerStart: true } });
+  // As in worker.ts: the worker runs on the client's connection when it is native, and delivery starts are then eager.
+  const shared = connection instanceof NativeConnection;
+  const native = shared ? connection : await NativeConnection.connect({ address: opts.temporalAddress });
+  const deps = createDependencies({ config, logger, temporal: { client, taskQueue, eagerStart: shared } });
   const worker = await Worker.create({
     connection: native,
     namespace: config.temporal.namespace,
@@ -188,6 +189,7 @@ export async function runWebhookBench(opts: { temporalAddress: string; mongoUri:
     await stopDomain();
     worker.shutdown();
     await workerRun.catch(() => undefined);
+    if (!shared) await native.close().catch(() => undefined);
     await connection.close().catch(() => undefined);
     await receiver.close();
     agent.destroy();
