@@ -8,6 +8,11 @@ import type { RollupKind } from '../models/reportRollup';
 /** Activities of the billing domain. Each is idempotent: a retry never bills or records twice. */
 export function createBillingActivities(deps: ActivityDeps) {
   const metrics = deps.metrics ?? createWorkerMetrics();
+  async function invoiceOf(subscriptionId: string, charge: ChargeInput): Promise<string | null> {
+    const result = await generateSubscriptionInvoice(deps, subscriptionId, charge, deps.config.invoiceDueDays);
+    if (result?.created) metrics.invoicesGenerated.inc({ kind: charge.kind });
+    return result?.invoiceId ?? null;
+  }
   return {
     /** pending -> overdue when still due on that date; true when the invoice is overdue. */
     markInvoiceOverdue: async (invoiceId: string, dueDate: string): Promise<boolean> => {
@@ -18,13 +23,17 @@ export function createBillingActivities(deps: ActivityDeps) {
     /** The stored subscription as plain data for the plan, or null once deleted. */
     loadSubscription: (subscriptionId: string) => loadSubscriptionForBilling(subscriptionId),
     /** The invoice of one charge, keyed by (subscription, charge): its id, or null (subscription gone or canceled). */
-    generateSubscriptionInvoice: async (subscriptionId: string, charge: ChargeInput): Promise<string | null> => {
-      const result = await generateSubscriptionInvoice(deps, subscriptionId, charge, deps.config.invoiceDueDays);
-      if (result?.created) metrics.invoicesGenerated.inc({ kind: charge.kind });
-      return result?.invoiceId ?? null;
-    },
+    generateSubscriptionInvoice: (subscriptionId: string, charge: ChargeInput): Promise<string | null> => invoiceOf(subscriptionId, charge),
     /** Status and active phase as of `now`, with their events. */
     syncSubscriptionState: (subscriptionId: string, nowIso: string) => syncSubscriptionState(subscriptionId, nowIso),
+    /**
+     * One wake-up of a subscription in one call: the invoice of each charge due (in order), then
+     * status and phase as of `now`. Each step is idempotent, so a retry redoes only what is missing.
+     */
+    renewSubscription: async (subscriptionId: string, charges: ChargeInput[], nowIso: string): Promise<string> => {
+      for (const charge of charges) await invoiceOf(subscriptionId, charge);
+      return syncSubscriptionState(subscriptionId, nowIso);
+    },
     /** Rebuilds one report rollup of an account and scope from its source (idempotent: never an increment). */
     rebuildReportRollup: (input: { accountId: string; sandbox: string | null; kind: RollupKind }): Promise<RebuildOutcome> =>
       rebuildRollup({ accountId: input.accountId, sandbox: input.sandbox }, input.kind),

@@ -90,7 +90,13 @@ describe('subscription workflow (time skipping)', () => {
       // Renewals run as local activities (markers), never as activity tasks.
       expect(history.events!.filter((e) => e.activityTaskScheduledEventAttributes)).toEqual([]);
       expect(history.events!.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity').length).toBeGreaterThan(13);
-      await replay(keepHistory('subscription-monthly-local-activities', history), 'replay-subscription');
+      // One local activity per wake-up (invoices, then state), not one per charge plus one for the state.
+      const markers = history.events!.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity');
+      const timers = history.events!.filter((e) => e.timerFiredEventAttributes);
+      expect(markers).toHaveLength(1 + 1 + timers.length); // the plan's load, the start, one per timer that fired
+      await replay(keepHistory('subscription-monthly-one-activity', history), 'replay-subscription');
+      // Kept from before a wake-up was one local activity: such runs must still replay.
+      await replay(keepHistory('subscription-monthly-local-activities', history), 'replay-subscription-two-activities');
       // Kept from before renewals were local activities: such runs must still replay.
       await replay(keepHistory('subscription-monthly', history), 'replay-subscription-activities');
     });
