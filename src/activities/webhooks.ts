@@ -12,7 +12,7 @@ import type { WebhookAttempt } from '../models/webhookDelivery';
 import { signWebhook } from '../cryptography/webhookSignature';
 import { postWebhook } from '../lib/outgoingHttp';
 import {
-  attemptTargets,
+  attemptTargetsReader,
   deliveryStateAfter,
   disableEndpoint,
   endDelivery,
@@ -53,6 +53,7 @@ export function createWebhooksActivities(deps: WebhookActivityDeps) {
   const agent = deps.httpsAgent ?? new https.Agent({ keepAlive: true, maxSockets: 64 });
   const timeoutMs = deps.deliveryTimeoutMs ?? DELIVERY_TIMEOUT_MS;
   const metrics = deps.metrics ?? createWorkerMetrics();
+  const attemptTargets = attemptTargetsReader();
 
   return {
     /** Attempt n of a delivery: sign with the endpoint's current secret, POST, record. */

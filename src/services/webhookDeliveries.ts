@@ -10,6 +10,7 @@ import { WebhookEndpoint, WebhookEndpointDoc } from '../models/webhookEndpoint';
 import { AttemptErrorKind, WebhookAttempt, WebhookDelivery, WebhookDeliveryDoc } from '../models/webhookDelivery';
 import { IdempotencyKey } from '../models/idempotencyKey';
 import { isDuplicateKey } from '../models/errors';
+import { Coalescer } from '../lib/coalesce';
 import { newDeliveryRecord, stopDeliveriesOf } from './webhookDispatch';
 import { AttemptOutcome, EVENT_RETENTION_MS, IDEMPOTENCY_KEY_RETENTION_MS, MAX_ATTEMPTS } from '../temporal/webhookDefinitions';
 
@@ -35,12 +36,23 @@ export async function recordedAttempt(deliveryId: string, attempt: number): Prom
 }
 
 /** The endpoint and the event of an attempt (null when deleted or purged meanwhile). */
-export async function attemptTargets(endpointId: string, eventId: string): Promise<{ endpoint: WebhookEndpointDoc | null; event: EventDoc | null }> {
-  const [endpoint, event] = await Promise.all([
-    WebhookEndpoint.findById(endpointId).lean<WebhookEndpointDoc>(),
-    Event.findById(eventId).lean<EventDoc>(),
-  ]);
-  return { endpoint, event };
+export type AttemptTargets = (endpointId: string, eventId: string) => Promise<{ endpoint: WebhookEndpointDoc | null; event: EventDoc | null }>;
+
+/**
+ * The reader of an attempt's endpoint and event, one per worker. Concurrent attempts to one
+ * endpoint share a read of it that starts after each attempt's call (a burst of deliveries to one
+ * endpoint reads it once per round trip, not once per delivery), so an attempt still sees an
+ * endpoint disabled, deleted or given a new secret before it began. The shared document is read-only.
+ */
+export function attemptTargetsReader(): AttemptTargets {
+  const endpointReads = new Coalescer<WebhookEndpointDoc | null>();
+  return async (endpointId, eventId) => {
+    const [endpoint, event] = await Promise.all([
+      endpointReads.run(endpointId, () => WebhookEndpoint.findById(endpointId).lean<WebhookEndpointDoc>()),
+      Event.findById(eventId).lean<EventDoc>(),
+    ]);
+    return { endpoint, event };
+  };
 }
 
 /**
