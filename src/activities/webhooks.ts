@@ -12,7 +12,8 @@ import type { WebhookAttempt } from '../models/webhookDelivery';
 import { signWebhook } from '../cryptography/webhookSignature';
 import { postWebhook } from '../lib/outgoingHttp';
 import {
-  attemptTargetsReader,
+  attemptTargets,
+  sharedEndpointReader,
   deliveryStateAfter,
   disableEndpoint,
   endDelivery,
@@ -53,7 +54,7 @@ export function createWebhooksActivities(deps: WebhookActivityDeps) {
   const agent = deps.httpsAgent ?? new https.Agent({ keepAlive: true, maxSockets: 64 });
   const timeoutMs = deps.deliveryTimeoutMs ?? DELIVERY_TIMEOUT_MS;
   const metrics = deps.metrics ?? createWorkerMetrics();
-  const attemptTargets = attemptTargetsReader();
+  const readEndpoint = sharedEndpointReader();
 
   return {
     /** Attempt n of a delivery: sign with the endpoint's current secret, POST, record. */
@@ -66,7 +67,7 @@ export function createWebhooksActivities(deps: WebhookActivityDeps) {
         if (outcome.result === 'disabled') await disableEndpoint(activityClient(), endpointId, recorded.error!);
         return outcome;
       }
-      const { endpoint, event } = await attemptTargets(endpointId, eventId);
+      const { endpoint, event } = await attemptTargets(endpointId, eventId, readEndpoint);
       if (!endpoint) {
         await endDelivery(deliveryId, 'canceled', 'endpoint_deleted');
         return { result: 'stopped', reason: 'endpoint_deleted' };
@@ -116,7 +117,7 @@ export function createWebhooksActivities(deps: WebhookActivityDeps) {
       const counted: WebhookAttemptOutcome = outcome.result === 'succeeded' ? 'success' : outcome.result === 'disabled' ? 'disabled' : 'failure';
       metrics.webhookAttempts.inc({ outcome: counted });
       const now = new Date();
-      await recordAttempt({ deliveryId, endpoint, event, record, state: deliveryStateAfter(outcome, attempt, input.retryDelayMs, now), now });
+      await recordAttempt({ deliveryId, endpoint, event, record, state: deliveryStateAfter(outcome, attempt, input.retryDelayMs, now), now, readEndpoint });
       if (outcome.result === 'disabled') {
         deps.logger.warn({ endpointId, error: http.errorDetail }, 'webhook endpoint disabled after a connection error');
         metrics.webhookEndpointsDisabled.inc({ reason: http.error! });

@@ -35,24 +35,30 @@ export async function recordedAttempt(deliveryId: string, attempt: number): Prom
   return delivery?.attempts?.[attempt - 1] ?? undefined;
 }
 
-/** The endpoint and the event of an attempt (null when deleted or purged meanwhile). */
-export type AttemptTargets = (endpointId: string, eventId: string) => Promise<{ endpoint: WebhookEndpointDoc | null; event: EventDoc | null }>;
+/** An endpoint as stored now (null once deleted): a read that starts after the call. */
+export type EndpointReader = (endpointId: string) => Promise<WebhookEndpointDoc | null>;
+
+const readEndpointNow: EndpointReader = (endpointId) => WebhookEndpoint.findById(endpointId).lean<WebhookEndpointDoc>();
 
 /**
- * The reader of an attempt's endpoint and event, one per worker. Concurrent attempts to one
- * endpoint share a read of it that starts after each attempt's call (a burst of deliveries to one
- * endpoint reads it once per round trip, not once per delivery), so an attempt still sees an
- * endpoint disabled, deleted or given a new secret before it began. The shared document is read-only.
+ * The endpoint reader of a worker's attempts. Concurrent attempts to one endpoint share a read of
+ * it that starts after each caller's call (a burst of deliveries to one endpoint reads it once per
+ * round trip, not once or twice per delivery), so a caller still sees an endpoint disabled,
+ * deleted or given a new secret before its call. The shared document is read-only.
  */
-export function attemptTargetsReader(): AttemptTargets {
+export function sharedEndpointReader(): EndpointReader {
   const endpointReads = new Coalescer<WebhookEndpointDoc | null>();
-  return async (endpointId, eventId) => {
-    const [endpoint, event] = await Promise.all([
-      endpointReads.run(endpointId, () => WebhookEndpoint.findById(endpointId).lean<WebhookEndpointDoc>()),
-      Event.findById(eventId).lean<EventDoc>(),
-    ]);
-    return { endpoint, event };
-  };
+  return (endpointId) => endpointReads.run(endpointId, () => readEndpointNow(endpointId));
+}
+
+/** The endpoint and the event of an attempt (null when deleted or purged meanwhile). */
+export async function attemptTargets(
+  endpointId: string,
+  eventId: string,
+  readEndpoint: EndpointReader = readEndpointNow,
+): Promise<{ endpoint: WebhookEndpointDoc | null; event: EventDoc | null }> {
+  const [endpoint, event] = await Promise.all([readEndpoint(endpointId), Event.findById(eventId).lean<EventDoc>()]);
+  return { endpoint, event };
 }
 
 /**
@@ -68,8 +74,10 @@ export async function recordAttempt(opts: {
   record: WebhookAttempt;
   state: ReturnType<typeof deliveryStateAfter>;
   now: Date;
+  /** How the endpoint is read again after the first attempt's insert. */
+  readEndpoint?: EndpointReader;
 }): Promise<void> {
-  const { deliveryId, endpoint, event, record, state, now } = opts;
+  const { deliveryId, endpoint, event, record, state, now, readEndpoint = readEndpointNow } = opts;
   let written = false;
   if (record.attempt === 1) {
     const doc = newDeliveryRecord({ deliveryId, endpoint, event: { id: event._id, event: event.event } });
@@ -77,7 +85,7 @@ export async function recordAttempt(opts: {
       .insertOne({ ...doc, ...state, attempts: [record], updated_at: now } as never)
       .then(() => true, (err) => (isDuplicateKey(err) ? false : Promise.reject(err)));
     // Deleted while this attempt was in flight: its deliveries are gone, leave none behind.
-    if (written && !(await WebhookEndpoint.exists({ _id: endpoint._id }))) await WebhookDelivery.deleteOne({ _id: deliveryId });
+    if (written && !(await readEndpoint(endpoint._id))) await WebhookDelivery.deleteOne({ _id: deliveryId });
   }
   if (!written) {
     await WebhookDelivery.updateOne({ _id: deliveryId }, { $set: { [`attempts.${record.attempt - 1}`]: record, ...state, updated_at: now } });
