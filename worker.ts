@@ -1,5 +1,5 @@
 /** The Temporal worker process: runs every workflow and activity on the task queue. */
-import { NativeConnection, Worker } from '@temporalio/worker';
+import { Worker } from '@temporalio/worker';
 import { disconnectDatabase } from './src/db/connection';
 import { createActivities } from './src/activities';
 import { bootProcess } from './src/startup/process';
@@ -10,6 +10,7 @@ import { MetricsServer, startMetricsServer } from './src/metrics/server';
 import { installTemporalRuntime } from './src/metrics/temporal';
 import { projectPath } from './src/lib/projectRoot';
 import { workerCapacity } from './src/startup/workerOptions';
+import { workerConnection } from './src/temporal/client';
 
 async function main() {
   // Activities record events and may start workflows (webhook deliveries), so the worker
@@ -31,10 +32,9 @@ async function main() {
   } catch (err) {
     logger.error({ err, port: config.workerMetricsPort }, 'worker metrics not served (WORKER_METRICS_PORT)');
   }
-  // The client's connection when it is native (the default here): one connection, not two.
-  const connection = temporal.connection instanceof NativeConnection ? temporal.connection : await NativeConnection.connect({ address: config.temporal.address });
+  const polling = await workerConnection(temporal, config.temporal.address);
   const worker = await Worker.create({
-    connection,
+    connection: polling.connection,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
     // A folder, found the same way on Node and Deno: the SDK's bundler resolves its index as
@@ -57,7 +57,7 @@ async function main() {
   await running;
   await metricsServer?.close();
   await stopDomains();
-  if (connection !== temporal.connection) await connection.close();
+  await polling.close();
   await temporal.connection.close();
   await disconnectDatabase();
   logger.info('worker stopped');

@@ -9,8 +9,8 @@
 import https from 'node:https';
 import pino from 'pino';
 import mongoose from 'mongoose';
-import { clientTransportOf, connectTemporal } from '../src/temporal/client';
-import { NativeConnection, Worker } from '@temporalio/worker';
+import { clientTransportOf, connectTemporal, workerConnection } from '../src/temporal/client';
+import { Worker } from '@temporalio/worker';
 import { connectDatabase, disconnectDatabase } from '../src/db/connection';
 import { loadConfig } from '../src/config';
 import { createWebhooksActivities } from '../src/activities/webhooks';
@@ -87,18 +87,18 @@ export async function runWebhookBench(opts: { temporalAddress: string; mongoUri:
   const config = { ...loadConfig({ ...process.env, LOG_LEVEL: 'warn' }), webhookAllowPrivateNetworks: true };
   const taskQueue = `webhooks-bench-${randomString(8)}`;
   // The client the worker process would have (it dispatches the events its activities record).
-  const { connection, client } = await connectTemporal({
+  const handle = await connectTemporal({
     address: opts.temporalAddress,
     namespace: config.temporal.namespace,
     taskQueue,
     clientTransport: clientTransportOf(config.temporal.clientTransport, { role: 'worker', deno: false }),
   });
+  const { connection, client } = handle;
   // As in worker.ts: the worker runs on the client's connection when it is native, and delivery starts are then eager.
-  const shared = connection instanceof NativeConnection;
-  const native = shared ? connection : await NativeConnection.connect({ address: opts.temporalAddress });
-  const deps = createDependencies({ config, logger, temporal: { client, taskQueue, eagerStart: shared } });
+  const polling = await workerConnection(handle, opts.temporalAddress);
+  const deps = createDependencies({ config, logger, temporal: { client, taskQueue, eagerStart: polling.shared } });
   const worker = await Worker.create({
-    connection: native,
+    connection: polling.connection,
     namespace: config.temporal.namespace,
     taskQueue,
     workflowsPath: require.resolve('../src/workflows'),
@@ -189,7 +189,7 @@ export async function runWebhookBench(opts: { temporalAddress: string; mongoUri:
     await stopDomain();
     worker.shutdown();
     await workerRun.catch(() => undefined);
-    if (!shared) await native.close().catch(() => undefined);
+    await polling.close().catch(() => undefined);
     await connection.close().catch(() => undefined);
     await receiver.close();
     agent.destroy();

@@ -1,6 +1,7 @@
 import type { ActivityDeps } from './deps';
 import { ChargeInput, generateSubscriptionInvoice, markInvoiceOverdue } from '../services/invoices';
-import { loadSubscriptionForBilling, syncSubscriptionState } from '../services/subscriptions';
+import { loadSubscriptionForBilling, readSubscription, syncSubscriptionState } from '../services/subscriptions';
+import type { SubscriptionDoc } from '../models/subscription';
 import { createWorkerMetrics } from '../metrics/worker';
 import { rebuildRollup, RebuildOutcome } from '../services/reportRollups';
 import type { RollupKind } from '../models/reportRollup';
@@ -8,8 +9,8 @@ import type { RollupKind } from '../models/reportRollup';
 /** Activities of the billing domain. Each is idempotent: a retry never bills or records twice. */
 export function createBillingActivities(deps: ActivityDeps) {
   const metrics = deps.metrics ?? createWorkerMetrics();
-  async function invoiceOf(subscriptionId: string, charge: ChargeInput): Promise<string | null> {
-    const result = await generateSubscriptionInvoice(deps, subscriptionId, charge, deps.config.invoiceDueDays);
+  async function invoiceOf(subscriptionId: string, charge: ChargeInput, stored?: SubscriptionDoc | null): Promise<string | null> {
+    const result = await generateSubscriptionInvoice(deps, subscriptionId, charge, deps.config.invoiceDueDays, stored);
     if (result?.created) metrics.invoicesGenerated.inc({ kind: charge.kind });
     return result?.invoiceId ?? null;
   }
@@ -28,11 +29,13 @@ export function createBillingActivities(deps: ActivityDeps) {
     syncSubscriptionState: (subscriptionId: string, nowIso: string) => syncSubscriptionState(subscriptionId, nowIso),
     /**
      * One wake-up of a subscription in one call: the invoice of each charge due (in order), then
-     * status and phase as of `now`. Each step is idempotent, so a retry redoes only what is missing.
+     * status and phase as of `now`, from one read of the subscription. Each step is idempotent, so
+     * a retry redoes only what is missing.
      */
     renewSubscription: async (subscriptionId: string, charges: ChargeInput[], nowIso: string): Promise<string> => {
-      for (const charge of charges) await invoiceOf(subscriptionId, charge);
-      return syncSubscriptionState(subscriptionId, nowIso);
+      const stored = await readSubscription(subscriptionId);
+      for (const charge of charges) await invoiceOf(subscriptionId, charge, stored);
+      return syncSubscriptionState(subscriptionId, nowIso, stored);
     },
     /** Rebuilds one report rollup of an account and scope from its source (idempotent: never an increment). */
     rebuildReportRollup: (input: { accountId: string; sandbox: string | null; kind: RollupKind }): Promise<RebuildOutcome> =>

@@ -191,8 +191,10 @@ export async function generateSubscriptionInvoice(
   subscriptionId: string,
   charge: ChargeInput,
   invoiceDueDays: number,
+  /** The subscription as the wake-up already read it. */
+  stored?: SubscriptionDoc | null,
 ): Promise<{ invoiceId: string; created: boolean } | null> {
-  const sub = await Subscription.findById(subscriptionId).lean<SubscriptionDoc>();
+  const sub = stored !== undefined ? stored : await Subscription.findById(subscriptionId).lean<SubscriptionDoc>();
   if (!sub || sub.status === 'canceled') return null;
   const scope = scopeOfDoc(sub);
   const billingKey = `${subscriptionId}:${charge.key}`;

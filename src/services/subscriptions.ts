@@ -186,8 +186,13 @@ export async function removeSubscriptionsOfPrices(deps: Dependencies, scope: Sco
 
 // ---- use cases of the subscription workflow's activities ----
 
+/** The subscription as stored (null once deleted): what a wake-up's steps start from. */
+export function readSubscription(id: string): Promise<SubscriptionDoc | null> {
+  return Subscription.findById(id).lean<SubscriptionDoc>();
+}
+
 export async function loadSubscriptionForBilling(id: string): Promise<StoredSubscription | null> {
-  const sub = await Subscription.findById(id).lean<SubscriptionDoc>();
+  const sub = await readSubscription(id);
   if (!sub) return null;
   return {
     proration_behavior: sub.proration_behavior,
@@ -198,8 +203,10 @@ export async function loadSubscriptionForBilling(id: string): Promise<StoredSubs
 }
 
 /** Moves status and the active phase to what the plan says at `now`, with keyed events. */
-export async function syncSubscriptionState(subscriptionId: string, nowIso: string): Promise<string> {
-  const sub = await Subscription.findById(subscriptionId).lean<SubscriptionDoc>();
+export async function syncSubscriptionState(subscriptionId: string, nowIso: string, stored?: SubscriptionDoc | null): Promise<string> {
+  // `stored`: the subscription as the wake-up read it (its invoices do not change it); the update
+  // below is still guarded against a cancellation since.
+  const sub = stored !== undefined ? stored : await readSubscription(subscriptionId);
   if (!sub) return 'deleted';
   if (sub.status === 'canceled') return 'canceled';
   const scope = scopeOfDoc(sub);

@@ -27,6 +27,18 @@ export async function connectTemporal(opts: { address: string; namespace: string
   return { connection, client, taskQueue: opts.taskQueue };
 }
 
+/**
+ * The connection a worker polls with: the client's own when it is native (one connection, and the
+ * client's starts may then be eager: TemporalContext.eagerStart), else a native one of its own,
+ * which `close` closes (the client's stays open for its owner to close).
+ */
+export async function workerConnection(handle: TemporalHandle, address: string): Promise<{ connection: NativeConnection; shared: boolean; close(): Promise<void> }> {
+  const { NativeConnection: Native } = await import('@temporalio/worker');
+  if (handle.connection instanceof Native) return { connection: handle.connection, shared: true, close: async () => undefined };
+  const own = await Native.connect({ address });
+  return { connection: own, shared: false, close: () => own.close() };
+}
+
 export async function pingTemporal(handle: TemporalHandle): Promise<void> {
   await handle.connection.workflowService.getSystemInfo({});
 }
