@@ -30,6 +30,11 @@ export interface WebhookDeliveryInput {
   deliveryId: string;
   eventId: string;
   endpointId: string;
+  /**
+   * Set by every start since attempts are local activities by input (workflows/webhookDelivery.ts):
+   * such a run records no patch marker. Runs started before it lack the field.
+   */
+  localAttempts?: true;
 }
 
 export interface AttemptInput extends WebhookDeliveryInput {

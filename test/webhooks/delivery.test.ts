@@ -32,8 +32,10 @@ import { WebhookDelivery } from '../../src/models/webhookDelivery';
 useTestDatabase();
 const TASK_QUEUE = 'webhooks-delivery-test';
 const HISTORY_DIR = path.join(__dirname, '..', 'workflows', 'histories');
-/** Attempts as local activities (the current code). */
-const HISTORY_FILE = path.join(HISTORY_DIR, 'webhookDelivery-local-attempts.json');
+/** Attempts as local activities by the run's input (the current code). */
+const HISTORY_FILE = path.join(HISTORY_DIR, 'webhookDelivery-local-attempts-by-input.json');
+/** Attempts as local activities by a patch marker (and its search-attribute upsert): runs started then must still replay. */
+const PATCHED_HISTORY_FILE = path.join(HISTORY_DIR, 'webhookDelivery-local-attempts.json');
 /** Recorded before attempts became local activities: runs started then must still replay. */
 const ACTIVITY_HISTORY_FILE = path.join(HISTORY_DIR, 'webhookDelivery-10-failures.json');
 
@@ -135,6 +137,9 @@ describe('webhook delivery (time skipping)', () => {
     const scheduled = history.events!.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity').map((e) => tsToMs(e.eventTime));
     expect(history.events!.filter((e) => e.activityTaskScheduledEventAttributes)).toEqual([]);
     expect(scheduled).toHaveLength(11);
+    // Local by its input: no patch marker, so no TemporalChangeVersion upsert (a visibility write) either.
+    expect(history.events!.filter((e) => e.markerRecordedEventAttributes && e.markerRecordedEventAttributes.markerName !== 'core_local_activity')).toEqual([]);
+    expect(history.events!.filter((e) => e.upsertWorkflowSearchAttributesEventAttributes)).toEqual([]);
     for (let i = 1; i < scheduled.length; i++) expect(scheduled[i] - scheduled[i - 1]).toBeGreaterThanOrEqual(timers[i - 1]);
     // Kept in test/workflows/histories for the replay test below.
     // (Written when missing or with UPDATE_HISTORIES=1; the committed file is what replays.)
@@ -165,6 +170,13 @@ describe('webhook delivery (time skipping)', () => {
     const recorded = temporal.api.history.v1.History.fromObject(JSON.parse(json!));
     expect(recorded.events!.length).toBeGreaterThan(20);
     await Worker.runReplayHistory({ workflowsPath }, recorded, 'replayed-delivery');
+  });
+
+  it('still replays a delivery whose run chose local attempts by a patch marker', async () => {
+    const recorded = temporal.api.history.v1.History.fromObject(JSON.parse(fs.readFileSync(PATCHED_HISTORY_FILE, 'utf8')));
+    expect(recorded.events!.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch')).toHaveLength(1);
+    expect(recorded.events!.filter((e) => e.upsertWorkflowSearchAttributesEventAttributes)).toHaveLength(1);
+    await Worker.runReplayHistory({ workflowsPath }, recorded, 'replayed-patched-delivery');
   });
 
   it('still replays a delivery recorded when attempts were regular activities', async () => {

@@ -26,7 +26,8 @@ export async function startDeliveryWorkflow(temporal: TemporalContext, input: We
       temporal.client.workflow.start('webhookDeliveryWorkflow', {
         taskQueue: temporal.taskQueue,
         workflowId: input.deliveryId,
-        args: [input],
+        // Local attempts by input: no patch marker, so no search-attribute upsert per delivery.
+        args: [{ ...input, localAttempts: true }],
         // The workflow id derives from (event, endpoint): a second run, even after the first closed, would deliver twice.
         workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
         // In the worker process: the first task comes back with the start (TemporalContext.eagerStart).
