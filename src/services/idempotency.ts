@@ -29,8 +29,8 @@ type KeyRecord = IdempotencyKeyDoc & { owner?: string; heartbeat_at?: Date };
 export interface HeldKey {
   id: string;
   owner: string;
-  /** Stops the heartbeat (completeKey calls it). */
-  stop: () => void;
+  /** Stops the heartbeat; resolves once a beat in flight has landed (completeKey waits for it). */
+  stop: () => Promise<void>;
 }
 
 export type Reservation = ({ kind: 'new' } & HeldKey) | { kind: 'replay'; status: number; body: unknown };
@@ -38,13 +38,24 @@ export type Reservation = ({ kind: 'new' } & HeldKey) | { kind: 'replay'; status
 /** The filter of one owner's reservation, for the driver (the model's schema would drop `owner`). */
 const ownedBy = (id: string, owner: string) => ({ _id: id, owner }) as never;
 
-/** Refreshes `heartbeat_at` while the request runs; best effort (a missed beat only risks a takeover). */
-function keepAlive(id: string, owner: string, everyMs: number): () => void {
+/**
+ * Refreshes `heartbeat_at` while the request runs; best effort (a missed beat only risks a takeover).
+ * Stopping waits for a beat in flight: FerretDB v1 writes an update back as the whole document it
+ * read, so a beat landing after the outcome's write would put the key back to `processing`.
+ */
+function keepAlive(id: string, owner: string, everyMs: number): () => Promise<void> {
+  let beat: Promise<void> = Promise.resolve();
   const timer = setInterval(() => {
-    IdempotencyKey.collection.updateOne(ownedBy(id, owner), { $set: { heartbeat_at: new Date() } }).catch(() => undefined);
+    beat = beat.then(() => IdempotencyKey.collection.updateOne(ownedBy(id, owner), { $set: { heartbeat_at: new Date() } })).then(
+      () => undefined,
+      () => undefined,
+    );
   }, everyMs);
   timer.unref();
-  return () => clearInterval(timer);
+  return () => {
+    clearInterval(timer);
+    return beat;
+  };
 }
 
 export async function reserveKey(
@@ -103,7 +114,7 @@ async function writeOutcome(held: HeldKey, status: number, body: unknown): Promi
  * owner writes: a request whose key was taken over changes nothing.
  */
 export async function completeKey(held: HeldKey, status: number, body: unknown): Promise<void> {
-  held.stop();
+  await held.stop();
   if (released(status)) {
     // The database may be what failed; retry the release a few times so the key is free again.
     for (let attempt = 0; attempt < 3; attempt++) {
@@ -130,11 +141,11 @@ const LATER_RETRY_FOR_MS = 10 * 60 * 1000;
  * lands, the key is taken over STALE_PROCESSING_MS after its last heartbeat, as for a dead request.
  */
 export function completeKeyLater(held: HeldKey, status: number, body: unknown): void {
-  held.stop();
+  const stopped = held.stop();
   const giveUpAt = Date.now() + LATER_RETRY_FOR_MS;
   const attempt = (delayMs: number) => {
     setTimeout(() => {
-      writeOutcome(held, status, body).catch(() => {
+      stopped.then(() => writeOutcome(held, status, body)).catch(() => {
         if (Date.now() < giveUpAt) attempt(Math.min(delayMs * 2, 5_000));
       });
     }, delayMs).unref();
