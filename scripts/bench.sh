@@ -36,7 +36,9 @@ export ETH_POLL_SECONDS="${BENCH_ETH_POLL_SECONDS:-1}"
 # shellcheck disable=SC2086
 start_bg "$RUN/worker.log" node ${BENCH_WORKER_NODE_ARGS:-} --import tsx "$ROOT/worker.ts" >/dev/null
 export BENCH_WORKER_PID="${PIDS[-1]}"
-start_bg "$RUN/api.log" node --import tsx "$ROOT/src/api/server.ts" >/dev/null
+# BENCH_API_NODE_ARGS: node flags for the API process (e.g. --cpu-prof --cpu-prof-dir=/tmp/aprof).
+# shellcheck disable=SC2086
+start_bg "$RUN/api.log" node ${BENCH_API_NODE_ARGS:-} --import tsx "$ROOT/src/api/server.ts" >/dev/null
 wait_for_http "http://127.0.0.1:$PORT/readyz" api 120 || { tail -n 25 "$RUN"/api.log "$RUN"/worker.log >&2; exit 1; }
 
 cd "$ROOT"

@@ -12,6 +12,7 @@ import type { AppState, Ctx } from './context';
 import { errorMiddleware } from './middleware/errors';
 import { requestLog } from './middleware/requestLog';
 import { authMiddleware } from './middleware/auth';
+import { sharedTokenReader } from '../services/accounts';
 import { rateLimit } from './middleware/rateLimit';
 import { idempotency } from './middleware/idempotency';
 import { healthRoutes, ReadinessProbe } from './health/routes';
@@ -77,6 +78,8 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   // One for both mounts, so /v1/auth and /api/v1/auth share the counts.
   const authThrottle = deps.authThrottle ?? new AuthThrottle();
   const rejected = (limiter: Limiter) => metrics.rateLimitRejections.inc({ limiter });
+  // One for both mounts: a client's concurrent requests share their token's read.
+  const readToken = sharedTokenReader();
   const routeDeps: RouteDeps = {
     config,
     logger,
@@ -102,7 +105,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     app.use(open.routes());
 
     const api = new Router<AppState>({ prefix });
-    api.use(authMiddleware);
+    api.use(authMiddleware(readToken));
     api.use(rateLimit(config.rateLimitPerMinute, (ctx) => ctx.state.auth!.tokenHash, () => rejected('per_token')));
     api.use(idempotency(config.publicUrl));
     for (const r of RESOURCES) r(api, routeDeps);

@@ -13,6 +13,7 @@ import { createWallet } from './wallets';
 import { normalizeEmail } from './validate';
 import { iso } from '../presenters/common';
 import { listPage } from './listing';
+import { Coalescer } from '../lib/coalesce';
 
 export const DEFAULT_SANDBOX = 'default';
 
@@ -106,11 +107,28 @@ export async function authenticate(input: SignInInput): Promise<{ token: string 
 }
 
 /** Looks a bearer token up on every request, so a revocation counts on the next one. */
-export async function resolveToken(token: string): Promise<AuthContext | null> {
+/** A token as stored now, by its hash (null if unknown): a read that starts after the call. */
+export type TokenReader = (hash: string) => Promise<ApiTokenDoc | null>;
+
+// By _id alone (FerretDB's fast path).
+const readTokenNow: TokenReader = (hash) => ApiToken.findById(hash).lean<ApiTokenDoc>();
+
+/**
+ * The API's token reader: concurrent requests with one token share a read of it that starts after
+ * each request arrived (a client's burst reads its token once per round trip, not once per
+ * request), so a token revoked before a request arrives is refused, as the contract wants ("revokes
+ * it at once"). The shared document is read-only.
+ */
+export function sharedTokenReader(): TokenReader {
+  const reads = new Coalescer<ApiTokenDoc | null>();
+  return (hash) => reads.run(hash, () => readTokenNow(hash));
+}
+
+export async function resolveToken(token: string, readToken: TokenReader = readTokenNow): Promise<AuthContext | null> {
   if (!TOKEN_FORMAT.test(token)) return null;
   const hash = hashToken(token);
-  // By _id alone (FerretDB's fast path); revocation checked here.
-  const doc = await ApiToken.findById(hash).lean<ApiTokenDoc>();
+  // Revocation checked here, on a read that started after the request.
+  const doc = await readToken(hash);
   if (!doc || doc.revoked_at) return null;
   const now = Date.now();
   if (!doc.last_used_at || now - new Date(doc.last_used_at).getTime() > 60_000) {

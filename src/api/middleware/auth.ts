@@ -1,6 +1,6 @@
 import type { Next } from 'koa';
 import { ApiError } from '../../lib/errors';
-import { resolveToken } from '../../services/accounts';
+import { resolveToken, TokenReader } from '../../services/accounts';
 import type { Ctx } from '../context';
 
 /** `Authorization: Bearer <token>` or `token <token>` (also `Token token="<token>"`). */
@@ -10,10 +10,13 @@ export function parseAuthorization(header: string | undefined): string | null {
   return m ? m[1] : null;
 }
 
-export async function authMiddleware(ctx: Ctx, next: Next) {
-  const token = parseAuthorization(ctx.get('Authorization'));
-  const auth = token ? await resolveToken(token) : null;
-  if (!auth) throw ApiError.unauthenticated();
-  ctx.state.auth = auth;
-  await next();
+/** Resolves the request's token through `readToken` (the app's shared reader). */
+export function authMiddleware(readToken: TokenReader) {
+  return async (ctx: Ctx, next: Next) => {
+    const token = parseAuthorization(ctx.get('Authorization'));
+    const auth = token ? await resolveToken(token, readToken) : null;
+    if (!auth) throw ApiError.unauthenticated();
+    ctx.state.auth = auth;
+    await next();
+  };
 }
