@@ -29,6 +29,26 @@ const settle = () => new Promise((r) => setTimeout(r, 20));
 const stored = (id: string) => Event.findById(id).lean<EventDoc>();
 
 describe('recordEvent', () => {
+  it('stores the event as the schema describes it: undispatched without a dispatcher, undefined payload fields left out', async () => {
+    const s = scope();
+    const ev = await recordEvent(s, 'customer.updated', { id: 'cus_u', object: 'customer', last_name: undefined, address: { line2: undefined, city: 'Oslo' }, tags: [] });
+    const raw = await Event.collection.findOne({ _id: ev.id } as never);
+    expect(raw).toEqual({
+      _id: ev.id,
+      account_id: s.accountId,
+      sandbox: null,
+      event: 'customer.updated',
+      payload: { id: 'cus_u', object: 'customer', address: { city: 'Oslo' }, tags: [] },
+      timestamp: ev.timestamp,
+      dispatched: false,
+      dispatched_at: null,
+    });
+    // The same idempotency key writes once.
+    const once = await recordEvent(s, 'customer.updated', { id: 'cus_u', object: 'customer' }, { idempotencyKey: `k-${ev.id}` });
+    await recordEvent(s, 'customer.updated', { id: 'cus_u', object: 'customer' }, { idempotencyKey: `k-${ev.id}` });
+    expect(await Event.countDocuments({ _id: once.id })).toBe(1);
+  });
+
   it('writes an event nobody receives as dispatched, and hands it to no one', async () => {
     const { dispatcher, handed } = recordingDispatcher(async () => []);
     const off = onEventRecorded(dispatcher);
