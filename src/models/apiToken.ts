@@ -9,6 +9,7 @@ const apiTokenSchema = new Schema(
     user_id: { type: Number, required: true },
     sandbox: { type: String, default: null },
     last4: { type: String, required: true },
+    /** Written by earlier versions only: uses are kept in `api_token_uses` (ApiTokenUse). */
     last_used_at: { type: Date, default: null },
     revoked_at: { type: Date, default: null },
   },

@@ -2,6 +2,7 @@
 import { Account, AccountDoc } from '../models/account';
 import { User, UserDoc, nextSequence } from '../models/user';
 import { ApiToken, ApiTokenDoc } from '../models/apiToken';
+import { ApiTokenUse, ApiTokenUseDoc } from '../models/apiTokenUse';
 import { isDuplicateKey } from '../models/errors';
 import { Scope } from '../models/scope';
 import { newId, ID_PREFIX } from '../lib/ids';
@@ -107,34 +108,51 @@ export async function authenticate(input: SignInInput): Promise<{ token: string 
 }
 
 /** Looks a bearer token up on every request, so a revocation counts on the next one. */
-/** A token as stored now, by its hash (null if unknown): a read that starts after the call. */
-export type TokenReader = (hash: string) => Promise<ApiTokenDoc | null>;
-
-// By _id alone (FerretDB's fast path).
-const readTokenNow: TokenReader = (hash) => ApiToken.findById(hash).lean<ApiTokenDoc>();
+/** How often a process records that a token was used (`last_used_at`). */
+const TOKEN_USE_EVERY_MS = 60_000;
 
 /**
- * The API's token reader: concurrent requests with one token share a read of it that starts after
- * each request arrived (a client's burst reads its token once per round trip, not once per
- * request), so a token revoked before a request arrives is refused, as the contract wants ("revokes
- * it at once"). The shared document is read-only.
+ * How the API reads tokens: `read` is the token as stored now, by its hash (null if unknown), a
+ * read that starts after the call; `used` records a use (best effort, not awaited).
+ */
+export interface TokenReader {
+  read(hash: string): Promise<ApiTokenDoc | null>;
+  used(hash: string): void;
+}
+
+/**
+ * The API's token reader, one per app. Concurrent requests with one token share a read of it that
+ * starts after each request arrived (a client's burst reads its token once per round trip, not once
+ * per request), so a token revoked before a request arrives is refused, as the contract wants
+ * ("revokes it at once"). The shared document is read-only. Uses are recorded in `api_token_uses`,
+ * never on the token (see ApiTokenUse), at most once a minute per token by this process.
  */
 export function sharedTokenReader(): TokenReader {
   const reads = new Coalescer<ApiTokenDoc | null>();
-  return (hash) => reads.run(hash, () => readTokenNow(hash));
+  const recorded = new Map<string, number>();
+  return {
+    // By _id alone (FerretDB's fast path).
+    read: (hash) => reads.run(hash, () => ApiToken.findById(hash).lean<ApiTokenDoc>()),
+    used(hash) {
+      const now = Date.now();
+      if (now - (recorded.get(hash) ?? 0) < TOKEN_USE_EVERY_MS) return;
+      // Bounded: forgetting only means one more write per token.
+      if (recorded.size >= 10_000) recorded.clear();
+      recorded.set(hash, now);
+      ApiTokenUse.collection
+        .updateOne({ _id: hash } as never, { $set: { last_used_at: new Date(now) } }, { upsert: true })
+        .catch(() => recorded.delete(hash));
+    },
+  };
 }
 
-export async function resolveToken(token: string, readToken: TokenReader = readTokenNow): Promise<AuthContext | null> {
+export async function resolveToken(token: string, tokens: TokenReader): Promise<AuthContext | null> {
   if (!TOKEN_FORMAT.test(token)) return null;
   const hash = hashToken(token);
   // Revocation checked here, on a read that started after the request.
-  const doc = await readToken(hash);
+  const doc = await tokens.read(hash);
   if (!doc || doc.revoked_at) return null;
-  const now = Date.now();
-  if (!doc.last_used_at || now - new Date(doc.last_used_at).getTime() > 60_000) {
-    // At most once a minute per token; not awaited on the request path.
-    ApiToken.updateOne({ _id: hash }, { $set: { last_used_at: new Date(now) } }).catch(() => undefined);
-  }
+  tokens.used(hash);
   return { accountId: doc.account_id, sandbox: doc.sandbox ?? null, userId: doc.user_id, tokenHash: hash };
 }
 
@@ -158,17 +176,20 @@ function presentAccount(a: AccountDoc) {
 }
 
 export async function me(auth: AuthContext) {
-  const [user, account, token] = await Promise.all([
+  const [user, account, token, use] = await Promise.all([
     User.findById(auth.userId).lean<UserDoc>(),
     Account.findById(auth.accountId).lean<AccountDoc>(),
     ApiToken.findById(auth.tokenHash).lean<ApiTokenDoc>(),
+    ApiTokenUse.findById(auth.tokenHash).lean<ApiTokenUseDoc>(),
   ]);
+  // Tokens used before uses were kept apart carry their last use on the token itself.
+  const lastUsed = use?.last_used_at ?? token?.last_used_at ?? null;
   return {
     id: auth.userId,
     email: user?.email ?? null,
     account: { id: auth.accountId, name: account?.name ?? null },
     sandbox: auth.sandbox,
-    token: { last4: token?.last4 ?? null, last_used_at: iso(token?.last_used_at ?? null) },
+    token: { last4: token?.last4 ?? null, last_used_at: iso(lastUsed) },
   };
 }
 

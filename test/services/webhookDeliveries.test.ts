@@ -8,6 +8,7 @@ import { WebhookDelivery } from '../../src/models/webhookDelivery';
 import { WebhookEndpoint } from '../../src/models/webhookEndpoint';
 import { recordEvent } from '../../src/services/events';
 import { newId, ID_PREFIX } from '../../src/lib/ids';
+import { callsDuring } from '../support/spy';
 
 useTestDatabase();
 
@@ -25,15 +26,7 @@ async function newEndpoint(accountId: string) {
 }
 
 /** Counts the reads of an endpoint by id while `fn` runs. */
-async function endpointFinds(fn: () => Promise<unknown>): Promise<number> {
-  const spy = jest.spyOn(WebhookEndpoint, 'findById');
-  try {
-    await fn();
-    return spy.mock.calls.length;
-  } finally {
-    spy.mockRestore();
-  }
-}
+const endpointFinds = (fn: () => Promise<unknown>) => callsDuring(WebhookEndpoint, 'findById', fn);
 
 describe('attempts with the shared endpoint reader', () => {
   it('gives concurrent attempts to one endpoint one read of it, and each its own event', async () => {
