@@ -7,10 +7,11 @@ export type RollupKind = (typeof ROLLUP_KINDS)[number];
 /**
  * One rollup's state per kind, account and scope; `_id` `<kind>|<account>|<sandbox or ''>`,
  * read and written by `_id` only (FerretDB never pushes `sandbox: null` down):
- * - `dirty_gen`: set to a new random value after every write that changes the rollup's source;
- * - `built_gen`: the `dirty_gen` read before the source was read for the current build;
- * - `build`, `parts`: the current build's id and how many part documents it has.
- * The rollup is current when `built_gen === dirty_gen`; otherwise reports compute live.
+ * - `built_gen`: the mark's `dirty_gen` (ReportRollupMark) read before the source was read for the
+ *   current build;
+ * - `build`, `parts`: the current build's id and how many part documents it has;
+ * - `dirty_gen`: where earlier versions kept the mark (read when no mark document exists yet).
+ * The rollup is current when `built_gen` equals the mark's `dirty_gen`; otherwise reports compute live.
  */
 const reportRollupStateSchema = new Schema(
   {
@@ -40,6 +41,26 @@ export interface ReportRollupStateDoc {
   built_at: Date | null;
 }
 export const ReportRollupState = model('ReportRollupState', reportRollupStateSchema, 'report_rollup_states');
+
+/**
+ * A rollup's mark, `_id` as its state's: `dirty_gen` gets a new random value after every write that
+ * changes the rollup's source. Its own document, which only marks write: FerretDB v1 writes an
+ * update back as the whole document it read, so a mark kept on the state was undone now and then
+ * by a rebuild's write to the state landing just after it (the rollup then looked current without
+ * that write).
+ */
+const reportRollupMarkSchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    dirty_gen: { type: String, required: true },
+  },
+  { versionKey: false },
+);
+export interface ReportRollupMarkDoc {
+  _id: string;
+  dirty_gen: string;
+}
+export const ReportRollupMark = model('ReportRollupMark', reportRollupMarkSchema, 'report_rollup_marks');
 
 /**
  * One part of a build: a month (`part` `YYYY-MM`, `data` that month's rollup row) or, for

@@ -4,9 +4,9 @@
  *
  * - A write that changes a rollup's source (a subscription created or deleted; a transaction
  *   recorded, priced, allocated, unallocated or deleted; an invoice's status or total changed,
- *   or the invoice deleted) calls `rollupsChanged` after it: the rollup's `dirty_gen` gets a new
- *   random value, and the scope's rollup workflow is signalled (signal-with-start through the
- *   workflow-start outbox), which rebuilds it after a debounce.
+ *   or the invoice deleted) calls `rollupsChanged` after it: the rollup's mark (`dirty_gen`, a
+ *   document of its own) gets a new random value, and the scope's rollup workflow is signalled
+ *   (signal-with-start through the workflow-start outbox), which rebuilds it after a debounce.
  * - A rebuild (`rebuildRollup`, the activity) reads `dirty_gen`, then the source, computes the
  *   rollup (a pure function of the source: never an increment), writes it as a new build, points
  *   the state at it (compare-and-set on the build it replaced) with `built_gen` = the gen it read,
@@ -19,7 +19,7 @@
  * current without that write, until the next write to the same rollup marks it.
  */
 import { randomBytes } from 'node:crypto';
-import { ReportRollup, ReportRollupDoc, ReportRollupState, ReportRollupStateDoc, RollupKind } from '../models/reportRollup';
+import { ReportRollup, ReportRollupDoc, ReportRollupMark, ReportRollupMarkDoc, ReportRollupState, ReportRollupStateDoc, RollupKind } from '../models/reportRollup';
 import { isDuplicateKey } from '../models/errors';
 import { Scope, scopeKey } from '../models/scope';
 import type { OpenInvoice } from '../billing/receivables';
@@ -44,19 +44,37 @@ const randomGen = () => randomBytes(9).toString('base64url');
  * two at once on FerretDB: the second insert is a duplicate, so it is tried again as an update.
  * "No build" is `''`, not null, so the compare-and-set below is a plain string equality.
  */
-async function upsertState(scope: Scope, kind: RollupKind, set: Record<string, unknown> = {}): Promise<void> {
+async function upsertState(scope: Scope, kind: RollupKind): Promise<void> {
   const _id = rollupStateId(scope, kind);
   const fields = { account_id: scope.accountId, sandbox: scope.sandbox, kind };
-  const onInsert: Record<string, unknown> = { built_gen: '', build: '', parts: 0, built_at: null, dirty_gen: '' };
-  for (const k of Object.keys(set)) delete onInsert[k];
+  const onInsert = { built_gen: '', build: '', parts: 0, built_at: null };
   for (let attempt = 0; ; attempt++) {
     try {
-      await ReportRollupState.collection.updateOne({ _id } as never, { $set: { ...fields, ...set }, $setOnInsert: onInsert } as never, { upsert: true });
+      await ReportRollupState.collection.updateOne({ _id } as never, { $set: fields, $setOnInsert: onInsert } as never, { upsert: true });
       return;
     } catch (err) {
       if (!isDuplicateKey(err) || attempt > 0) throw err;
     }
   }
+}
+
+/** Marks the rollup's source changed: a new `dirty_gen` on its mark (two at once on FerretDB: the second insert is retried as an update). */
+async function markChanged(scope: Scope, kind: RollupKind): Promise<void> {
+  const _id = rollupStateId(scope, kind);
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await ReportRollupMark.collection.updateOne({ _id } as never, { $set: { dirty_gen: randomGen() } }, { upsert: true });
+      return;
+    } catch (err) {
+      if (!isDuplicateKey(err) || attempt > 0) throw err;
+    }
+  }
+}
+
+/** The rollup's current `dirty_gen`: its mark's, else (state written by an earlier version) the state's. */
+async function dirtyGen(id: string, state: Pick<ReportRollupStateDoc, 'dirty_gen'> | null): Promise<string> {
+  const mark = await ReportRollupMark.findById(id).lean<ReportRollupMarkDoc>();
+  return mark?.dirty_gen ?? state?.dirty_gen ?? '';
 }
 
 /**
@@ -72,7 +90,7 @@ export async function rollupsChanged(deps: Dependencies, scope: Scope, ...kinds:
   await Promise.all(
     kinds.map((kind) =>
       deps.inFlight.run(`rollup|${scopeKey(scope)}|${kind}`, async () => {
-        await upsertState(scope, kind, { dirty_gen: randomGen() });
+        await markChanged(scope, kind);
         await deps.workflows.reportRollup.stale(scope, [kind]);
       }),
     ),
@@ -118,7 +136,7 @@ export async function rebuildRollup(scope: Scope, kind: RollupKind): Promise<Reb
   const _id = rollupStateId(scope, kind);
   const before = await ReportRollupState.findById(_id).lean<ReportRollupStateDoc>();
   // Read before the source: a write marked after this point makes the build not current.
-  const gen = before?.dirty_gen ?? '';
+  const gen = await dirtyGen(_id, before);
   const previous = before?.build ?? '';
   const parts = await buildParts(scope, kind);
   const build = `${kind}_${randomGen()}`;
@@ -134,13 +152,17 @@ export async function rebuildRollup(scope: Scope, kind: RollupKind): Promise<Reb
   }
   if (previous) await ReportRollup.collection.deleteMany({ build: previous } as never);
   const after = await ReportRollupState.findById(_id).lean<ReportRollupStateDoc>();
-  return { kind, parts: docs.length, swapped: true, current: (after?.dirty_gen ?? '') === gen };
+  return { kind, parts: docs.length, swapped: true, current: (await dirtyGen(_id, after)) === gen };
 }
 
 /** The current build's parts, or null when the rollup is missing, stale, or being replaced. */
 async function readCurrent(scope: Scope, kind: RollupKind): Promise<ReportRollupDoc[] | null> {
-  const state = await ReportRollupState.findById(rollupStateId(scope, kind)).lean<ReportRollupStateDoc>();
-  if (!state?.build || (state.built_gen ?? '') !== (state.dirty_gen ?? '')) return null;
+  const id = rollupStateId(scope, kind);
+  const [state, mark] = await Promise.all([
+    ReportRollupState.findById(id).lean<ReportRollupStateDoc>(),
+    ReportRollupMark.findById(id).lean<ReportRollupMarkDoc>(),
+  ]);
+  if (!state?.build || (state.built_gen ?? '') !== (mark?.dirty_gen ?? state.dirty_gen ?? '')) return null;
   // One equality on `build` (pushed down to its index).
   const parts = await ReportRollup.find({ build: state.build }).lean<ReportRollupDoc[]>();
   // Fewer: the build was replaced and its parts deleted while being read.
