@@ -1,6 +1,7 @@
 import { scryptSync } from 'node:crypto';
 import { useTestDatabase } from '../support/db';
 import { client, newAccount, startTestApi, TestApi } from '../support/api';
+import { waitFor } from '../support/wait';
 import { ApiToken } from '../../src/models/apiToken';
 import { User } from '../../src/models/user';
 import { createTokenFor, revokeToken } from '../../src/services/accounts';
@@ -37,10 +38,10 @@ describe('authentication', () => {
   it('records last_used_at and revokes at once', async () => {
     const a = await newAccount(api.url);
     expect((await a.api.get('/v1/me')).status).toBe(200);
-    await new Promise((r) => setTimeout(r, 200));
-    // Kept apart from the token (a use written on it could undo a racing revocation), shown by /v1/me.
-    const me = await a.api.get('/v1/me');
-    expect(Date.parse(me.body.token.last_used_at)).toBeGreaterThan(Date.now() - 60_000);
+    // Kept apart from the token (a use written on it could undo a racing revocation), shown by /v1/me;
+    // recorded after the answer (not awaited), so looked for until it lands.
+    const lastUsed = await waitFor(async () => (await a.api.get('/v1/me')).body.token.last_used_at as string | null, 'last_used_at', 10_000);
+    expect(Date.parse(lastUsed)).toBeGreaterThan(Date.now() - 60_000);
     expect((await ApiToken.findById(hashToken(a.token)).lean())?.last_used_at).toBeNull();
     expect(await revokeToken(a.token)).toBe(true);
     expect((await a.api.get('/v1/me')).status).toBe(401);

@@ -8,6 +8,7 @@ import { ApiTokenUse } from '../../src/models/apiTokenUse';
 import { hashToken } from '../../src/cryptography/tokens';
 import { ApiToken } from '../../src/models/apiToken';
 import { callsDuring } from '../support/spy';
+import { waitFor } from '../support/wait';
 
 useTestDatabase();
 
@@ -52,7 +53,9 @@ describe('shared token reader', () => {
       await new Promise((r) => setTimeout(r, 30));
       expect(await resolveToken(token, readToken)).toBeNull();
       expect(await ApiToken.findById(hashToken(token)).lean()).toMatchObject({ revoked_at: expect.any(Date) });
-      expect(await ApiTokenUse.findById(hashToken(token)).lean()).toMatchObject({ last_used_at: expect.any(Date) });
+      // The use is recorded too (not awaited by the request: it may land after the revocation).
+      expect(await waitFor(() => ApiTokenUse.findById(hashToken(token)).lean(), 'the use recorded', 10_000)).toMatchObject({ last_used_at: expect.any(Date) });
+      expect(await ApiToken.findById(hashToken(token)).lean()).toMatchObject({ revoked_at: expect.any(Date) });
     }
   });
 });
