@@ -54,3 +54,12 @@ export class Coalescer<T = void> {
     return done;
   }
 }
+
+/**
+ * A read by key whose concurrent callers share one run that starts after each caller's call (see
+ * Coalescer): what each caller gets is no older than its call. The shared value is read-only.
+ */
+export function sharedReads<T>(read: (key: string) => Promise<T>): (key: string) => Promise<T> {
+  const reads = new Coalescer<T>();
+  return (key) => reads.run(key, () => read(key));
+}

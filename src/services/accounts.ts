@@ -14,7 +14,7 @@ import { createWallet } from './wallets';
 import { normalizeEmail } from './validate';
 import { iso } from '../presenters/common';
 import { listPage } from './listing';
-import { Coalescer } from '../lib/coalesce';
+import { sharedReads } from '../lib/coalesce';
 
 export const DEFAULT_SANDBOX = 'default';
 
@@ -107,7 +107,6 @@ export async function authenticate(input: SignInInput): Promise<{ token: string 
   return { token: await issueToken(accountId, userId, null) };
 }
 
-/** Looks a bearer token up on every request, so a revocation counts on the next one. */
 /** How often a process records that a token was used (`last_used_at`). */
 const TOKEN_USE_EVERY_MS = 60_000;
 
@@ -128,11 +127,10 @@ export interface TokenReader {
  * never on the token (see ApiTokenUse), at most once a minute per token by this process.
  */
 export function sharedTokenReader(): TokenReader {
-  const reads = new Coalescer<ApiTokenDoc | null>();
   const recorded = new Map<string, number>();
   return {
     // By _id alone (FerretDB's fast path).
-    read: (hash) => reads.run(hash, () => ApiToken.findById(hash).lean<ApiTokenDoc>()),
+    read: sharedReads((hash) => ApiToken.findById(hash).lean<ApiTokenDoc>()),
     used(hash) {
       const now = Date.now();
       if (now - (recorded.get(hash) ?? 0) < TOKEN_USE_EVERY_MS) return;
@@ -146,6 +144,7 @@ export function sharedTokenReader(): TokenReader {
   };
 }
 
+/** Looks a bearer token up on every request, so a revocation counts on the next one. */
 export async function resolveToken(token: string, tokens: TokenReader): Promise<AuthContext | null> {
   if (!TOKEN_FORMAT.test(token)) return null;
   const hash = hashToken(token);

@@ -39,42 +39,39 @@ export function rollupStateId(scope: Scope, kind: RollupKind): string {
 
 const randomGen = () => randomBytes(9).toString('base64url');
 
+/** An upsert by `_id`; two at once on FerretDB: the second insert is a duplicate, so it is tried again as an update. */
+async function upsertById(collection: { updateOne(filter: never, update: never, options: { upsert: boolean }): Promise<unknown> }, _id: string, update: object): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await collection.updateOne({ _id } as never, update as never, { upsert: true });
+      return;
+    } catch (err) {
+      if (!isDuplicateKey(err) || attempt > 0) throw err;
+    }
+  }
+}
+
 /**
- * Upsert by `_id` (`$set` the scope fields, which never change, so the update is never empty);
- * two at once on FerretDB: the second insert is a duplicate, so it is tried again as an update.
- * "No build" is `''`, not null, so the compare-and-set below is a plain string equality.
+ * The state, created if missing (`$set` the scope fields, which never change, so the update is
+ * never empty). "No build" is `''`, not null, so the compare-and-set below is a plain string equality.
  */
 async function upsertState(scope: Scope, kind: RollupKind): Promise<void> {
-  const _id = rollupStateId(scope, kind);
   const fields = { account_id: scope.accountId, sandbox: scope.sandbox, kind };
-  const onInsert = { built_gen: '', build: '', parts: 0, built_at: null };
-  for (let attempt = 0; ; attempt++) {
-    try {
-      await ReportRollupState.collection.updateOne({ _id } as never, { $set: fields, $setOnInsert: onInsert } as never, { upsert: true });
-      return;
-    } catch (err) {
-      if (!isDuplicateKey(err) || attempt > 0) throw err;
-    }
-  }
+  await upsertById(ReportRollupState.collection, rollupStateId(scope, kind), { $set: fields, $setOnInsert: { built_gen: '', build: '', parts: 0, built_at: null } });
 }
 
-/** Marks the rollup's source changed: a new `dirty_gen` on its mark (two at once on FerretDB: the second insert is retried as an update). */
+/** Marks the rollup's source changed: a new `dirty_gen` on its mark. */
 async function markChanged(scope: Scope, kind: RollupKind): Promise<void> {
-  const _id = rollupStateId(scope, kind);
-  for (let attempt = 0; ; attempt++) {
-    try {
-      await ReportRollupMark.collection.updateOne({ _id } as never, { $set: { dirty_gen: randomGen() } }, { upsert: true });
-      return;
-    } catch (err) {
-      if (!isDuplicateKey(err) || attempt > 0) throw err;
-    }
-  }
+  await upsertById(ReportRollupMark.collection, rollupStateId(scope, kind), { $set: { dirty_gen: randomGen() } });
 }
 
-/** The rollup's current `dirty_gen`: its mark's, else (state written by an earlier version) the state's. */
-async function dirtyGen(id: string, state: Pick<ReportRollupStateDoc, 'dirty_gen'> | null): Promise<string> {
-  const mark = await ReportRollupMark.findById(id).lean<ReportRollupMarkDoc>();
-  return mark?.dirty_gen ?? state?.dirty_gen ?? '';
+/** The rollup's state and its current `dirty_gen` (its mark's, else, for a state written by an earlier version, the state's), read together. */
+async function readState(id: string): Promise<{ state: ReportRollupStateDoc | null; dirtyGen: string }> {
+  const [state, mark] = await Promise.all([
+    ReportRollupState.findById(id).lean<ReportRollupStateDoc>(),
+    ReportRollupMark.findById(id).lean<ReportRollupMarkDoc>(),
+  ]);
+  return { state, dirtyGen: mark?.dirty_gen ?? state?.dirty_gen ?? '' };
 }
 
 /**
@@ -134,9 +131,8 @@ export interface RebuildOutcome {
 export async function rebuildRollup(scope: Scope, kind: RollupKind): Promise<RebuildOutcome> {
   await upsertState(scope, kind);
   const _id = rollupStateId(scope, kind);
-  const before = await ReportRollupState.findById(_id).lean<ReportRollupStateDoc>();
   // Read before the source: a write marked after this point makes the build not current.
-  const gen = await dirtyGen(_id, before);
+  const { state: before, dirtyGen: gen } = await readState(_id);
   const previous = before?.build ?? '';
   const parts = await buildParts(scope, kind);
   const build = `${kind}_${randomGen()}`;
@@ -151,18 +147,13 @@ export async function rebuildRollup(scope: Scope, kind: RollupKind): Promise<Reb
     return { kind, parts: docs.length, swapped: false, current: false };
   }
   if (previous) await ReportRollup.collection.deleteMany({ build: previous } as never);
-  const after = await ReportRollupState.findById(_id).lean<ReportRollupStateDoc>();
-  return { kind, parts: docs.length, swapped: true, current: (await dirtyGen(_id, after)) === gen };
+  return { kind, parts: docs.length, swapped: true, current: (await readState(_id)).dirtyGen === gen };
 }
 
 /** The current build's parts, or null when the rollup is missing, stale, or being replaced. */
 async function readCurrent(scope: Scope, kind: RollupKind): Promise<ReportRollupDoc[] | null> {
-  const id = rollupStateId(scope, kind);
-  const [state, mark] = await Promise.all([
-    ReportRollupState.findById(id).lean<ReportRollupStateDoc>(),
-    ReportRollupMark.findById(id).lean<ReportRollupMarkDoc>(),
-  ]);
-  if (!state?.build || (state.built_gen ?? '') !== (mark?.dirty_gen ?? state.dirty_gen ?? '')) return null;
+  const { state, dirtyGen } = await readState(rollupStateId(scope, kind));
+  if (!state?.build || (state.built_gen ?? '') !== dirtyGen) return null;
   // One equality on `build` (pushed down to its index).
   const parts = await ReportRollup.find({ build: state.build }).lean<ReportRollupDoc[]>();
   // Fewer: the build was replaced and its parts deleted while being read.

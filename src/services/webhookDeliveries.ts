@@ -10,7 +10,7 @@ import { WebhookEndpoint, WebhookEndpointDoc } from '../models/webhookEndpoint';
 import { AttemptErrorKind, WebhookAttempt, WebhookDelivery, WebhookDeliveryDoc } from '../models/webhookDelivery';
 import { IdempotencyKey } from '../models/idempotencyKey';
 import { isDuplicateKey } from '../models/errors';
-import { Coalescer } from '../lib/coalesce';
+import { sharedReads } from '../lib/coalesce';
 import { newDeliveryRecord, stopDeliveriesOf } from './webhookDispatch';
 import { AttemptOutcome, EVENT_RETENTION_MS, IDEMPOTENCY_KEY_RETENTION_MS, MAX_ATTEMPTS } from '../temporal/webhookDefinitions';
 
@@ -47,8 +47,7 @@ const readEndpointNow: EndpointReader = (endpointId) => WebhookEndpoint.findById
  * deleted or given a new secret before its call. The shared document is read-only.
  */
 export function sharedEndpointReader(): EndpointReader {
-  const endpointReads = new Coalescer<WebhookEndpointDoc | null>();
-  return (endpointId) => endpointReads.run(endpointId, () => readEndpointNow(endpointId));
+  return sharedReads(readEndpointNow);
 }
 
 /** The endpoint and the event of an attempt (null when deleted or purged meanwhile). */
