@@ -88,10 +88,23 @@ export interface WorkflowStarts {
   readonly mode: WorkflowStartMode;
   /** Live starts are skipped (left to the sweeper) until then, after one found Temporal unreachable. */
   pausedUntil: number;
+  /** When the last start succeeded: a start sent before that which fails late (it waited out its deadline across a restart) is no news of an outage. */
+  lastStartedAt: number;
 }
 
 export function createWorkflowStarts(temporal: TemporalContext, logger: Logger, mode: WorkflowStartMode = 'outbox'): WorkflowStarts {
-  return { temporal, logger, mode, pausedUntil: 0 };
+  return { temporal, logger, mode, pausedUntil: 0, lastStartedAt: 0 };
+}
+
+/** A start sent at `sentAt` found Temporal unreachable: pause, unless one sent since got through. */
+function pauseAfterOutage(outbox: WorkflowStarts, sentAt: number): void {
+  if (sentAt >= outbox.lastStartedAt) outbox.pausedUntil = Date.now() + PAUSE_AFTER_OUTAGE_MS;
+}
+
+/** A start got through: Temporal answers, so requests stop leaving their starts to the sweeper. */
+function startedNow(outbox: WorkflowStarts): void {
+  outbox.lastStartedAt = Date.now();
+  outbox.pausedUntil = 0;
 }
 
 function intentKey(req: WorkflowStartRequest): string {
@@ -202,10 +215,12 @@ async function tryStart(outbox: WorkflowStarts, intent: Intent): Promise<void> {
   const log = outbox.logger;
   // Temporal was found unreachable a moment ago: the request does not wait out another deadline.
   if (Date.now() < outbox.pausedUntil) return;
+  const sentAt = Date.now();
   try {
     await startNow(outbox.temporal, intent);
+    startedNow(outbox);
   } catch (err) {
-    if (isTemporalUnavailable(err)) outbox.pausedUntil = Date.now() + PAUSE_AFTER_OUTAGE_MS;
+    if (isTemporalUnavailable(err)) pauseAfterOutage(outbox, sentAt);
     log.warn({ err, workflowId: intent.workflow_id, workflowType: intent.workflow_type }, 'workflow start failed; the outbox sweeper will retry');
     return;
   }
@@ -246,6 +261,7 @@ export async function sweepWorkflowStarts(outbox: WorkflowStarts, opts: Workflow
       if (now - new Date(intent.created_at).getTime() > RESOURCE_WAIT_MS) await WorkflowStart.collection.deleteOne(recording(intent));
       continue;
     }
+    const sentAt = Date.now();
     try {
       await startNow(temporal, intent);
     } catch (err) {
@@ -255,15 +271,14 @@ export async function sweepWorkflowStarts(outbox: WorkflowStarts, opts: Workflow
         $set: { attempts: (intent.attempts ?? 0) + 1, last_error: String(err).slice(0, 500), ...(outage ? {} : { next_attempt_at: new Date(Date.now() + backoff) }) },
       });
       if (outage) {
-        outbox.pausedUntil = Date.now() + PAUSE_AFTER_OUTAGE_MS;
+        pauseAfterOutage(outbox, sentAt);
         throw err;
       }
       log.warn({ err, workflowId: intent.workflow_id, attempts: (intent.attempts ?? 0) + 1 }, 'workflow start refused; retrying later');
       continue;
     }
+    startedNow(outbox);
     await markStarted(intent);
-    // Temporal answers again: requests stop leaving their starts to the sweeper.
-    outbox.pausedUntil = 0;
     done += 1;
   }
   return done;

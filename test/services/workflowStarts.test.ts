@@ -11,6 +11,7 @@ import { closedPort } from '../support/httpsReceiver';
 import { createWorkflowStarts, recordWorkflowStart, requestWorkflowStart } from '../../src/services/workflowStarts';
 import { WorkflowStart } from '../../src/models/workflowStart';
 import { randomString } from '../../src/lib/ids';
+import { waitFor } from '../support/wait';
 
 useTestDatabase();
 const logger = pino({ level: 'silent' });
@@ -63,4 +64,45 @@ describe('workflow starts', () => {
     expect(await WorkflowStart.findById(directId).lean()).toBeNull();
     await unreachable.close().catch(() => undefined);
   }, 30_000);
+
+  it('a start that fails after another got through does not pause the outbox; one that fails after it does', async () => {
+    // The server as a restart leaves it: a start sent before it came back fails late (here when
+    // `fail` is called), while a start sent after goes through.
+    const late: { fail: () => void }[] = [];
+    const unavailable = () => Object.assign(new Error('14 UNAVAILABLE: connection refused'), { code: 14 });
+    const restarting = {
+      withDeadline: client.withDeadline.bind(client),
+      workflow: {
+        start: (type: string, opts: { workflowId: string }) =>
+          opts.workflowId.startsWith('late-')
+            ? new Promise((_, reject) => late.push({ fail: () => reject(unavailable()) }))
+            : client.workflow.start(type, opts as never),
+      },
+    } as unknown as Client;
+    const outbox = createWorkflowStarts({ client: restarting, taskQueue }, logger);
+
+    const sentBefore = requestWorkflowStart(outbox, request(`late-${randomString(8)}`));
+    const through = `starts-through-${randomString(8)}`;
+    await requestWorkflowStart(outbox, request(through));
+    await waitFor(async () => late.length === 1, 'the late start to be sent');
+    late[0].fail();
+    await sentBefore;
+    expect(outbox.pausedUntil).toBe(0);
+    // So the next request still starts at once.
+    const next = `starts-next-${randomString(8)}`;
+    await requestWorkflowStart(outbox, request(next));
+    expect(await WorkflowStart.findById(next).lean<{ started: boolean }>()).toMatchObject({ started: true });
+
+    // A start sent after the last one that got through, failing: that is an outage.
+    const sentAfter = requestWorkflowStart(outbox, request(`late-${randomString(8)}`));
+    await waitFor(async () => late.length === 2, 'the second late start to be sent');
+    late[1].fail();
+    await sentAfter;
+    expect(outbox.pausedUntil).toBeGreaterThan(Date.now());
+    const skipped = `starts-skipped-${randomString(8)}`;
+    await requestWorkflowStart(outbox, request(skipped));
+    expect(await WorkflowStart.findById(skipped).lean<{ started: boolean }>()).toMatchObject({ started: false });
+
+    for (const id of [through, next]) await client.workflow.getHandle(id).terminate('test done');
+  });
 });
