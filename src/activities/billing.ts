@@ -1,5 +1,6 @@
 import type { ActivityDeps } from './deps';
-import { ChargeInput, generateSubscriptionInvoice, markInvoiceOverdue } from '../services/invoices';
+import { ChargeInput, generateSubscriptionInvoice } from '../services/invoices';
+import { markInvoiceOverdue } from '../services/invoiceChanges';
 import { loadSubscriptionForBilling, readSubscription, syncSubscriptionState } from '../services/subscriptions';
 import type { SubscriptionDoc } from '../models/subscription';
 import { createWorkerMetrics } from '../metrics/worker';

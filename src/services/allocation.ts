@@ -98,6 +98,8 @@ async function recordAllocationEvents(deps: Dependencies, tx: CryptoTransactionD
 export async function allocateTransaction(deps: Dependencies, txId: string, opts: { now?: Date; attempts?: number } = {}): Promise<AllocationOutcome> {
   const attempts = opts.attempts ?? 5;
   for (let attempt = 0; attempt < attempts; attempt++) {
+    // After a conflict: an invoice change holds the invoice for a few milliseconds (services/invoiceChanges.ts).
+    if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 10 * 2 ** attempt));
     let tx = await CryptoTransaction.findById(txId).lean<CryptoTransactionDoc>();
     if (!tx) return { status: 'missing', allocations: 0, unallocated: null };
     if (tx.allocated_at) {

@@ -38,7 +38,7 @@ export interface InvoiceInput {
 }
 
 
-function checkDueDate(due: string): string {
+export function checkDueDate(due: string): string {
   if (!isCalendarDate(due)) throw ApiError.validation('due_date', 'must be a date in YYYY-MM-DD form');
   return due;
 }
@@ -118,55 +118,12 @@ export async function listInvoices(scope: Scope, page: number, filter: { custome
   return { invoices: items.map(presentInvoice), pagination };
 }
 
-export async function updateInvoice(deps: Dependencies, scope: Scope, id: string, input: { status?: InvoiceStatus; due_date?: string }) {
-  const before = await findInvoice(scope, id);
-  if (input.status !== undefined && before.status === 'canceled' && input.status !== 'canceled') {
-    throw ApiError.invalid('A canceled invoice cannot change status', 'status');
-  }
-  const changes: Partial<InvoiceDoc> = {};
-  if (input.due_date !== undefined) changes.due_date = checkDueDate(input.due_date);
-  if (input.status !== undefined) changes.status = input.status;
-  // Conditional on the status read above, so a concurrent change (an allocation paying it) is not overwritten blindly.
-  const invoice = await Invoice.findOneAndUpdate({ _id: id, status: before.status }, { $set: changes }, { returnDocument: 'after' }).lean<InvoiceDoc>();
-  if (!invoice) throw ApiError.conflict('invoice_changed', 'The invoice changed while updating; retry', 'status');
-  // Status or due date: the receivables; marked paid by hand (or no longer paid): the collections.
-  await rollupsChanged(deps, scope, 'receivables', ...(before.status !== invoice.status && (before.status === 'paid' || invoice.status === 'paid') ? (['collections'] as const) : []));
-  await recordEvent(scope, 'invoice.updated', invoiceEventPayload(invoice));
-  if (input.status === 'paid' && before.status !== 'paid') await recordEvent(scope, 'invoice.paid', invoiceEventPayload(invoice));
-  if (invoice.status === 'pending') await deps.workflows.invoiceDue.watch(invoice, changes.due_date !== undefined && changes.due_date !== before.due_date);
-  else if (!OPEN_INVOICE_STATUSES.includes(invoice.status)) await deps.workflows.invoiceDue.close(invoice._id);
-  return presentInvoice(invoice);
-}
-
 export async function deleteInvoice(deps: Dependencies, scope: Scope, id: string): Promise<void> {
   const invoice = await findInvoice(scope, id);
   await Invoice.deleteOne({ _id: id });
   await rollupsChanged(deps, scope, invoice.status === 'paid' ? 'collections' : 'receivables');
   await recountListSlots(Invoice, [invoice]);
   await deps.workflows.invoiceDue.close(id);
-}
-
-/** `marked`: this call moved the invoice to overdue; `was_overdue`: an earlier call did (a retry). */
-export type OverdueOutcome = 'marked' | 'was_overdue' | 'not_pending';
-
-/**
- * Used by the due-date workflow's activity: pending -> overdue only if the invoice is still
- * pending with that due date. Idempotent: a retry re-records nothing (keyed event).
- */
-export async function markInvoiceOverdue(deps: Dependencies, invoiceId: string, dueDate: string): Promise<OverdueOutcome> {
-  const updated = await Invoice.findOneAndUpdate(
-    { _id: invoiceId, status: 'pending', due_date: dueDate },
-    { $set: { status: 'overdue' } },
-    { returnDocument: 'after' },
-  ).lean<InvoiceDoc>();
-  const invoice = updated ?? (await Invoice.findById(invoiceId).lean<InvoiceDoc>());
-  if (!invoice || invoice.status !== 'overdue' || invoice.due_date !== dueDate) return 'not_pending';
-  // The receivables report lists each open invoice with its status.
-  await rollupsChanged(deps, scopeOfDoc(invoice), 'receivables');
-  await recordEvent(scopeOfDoc(invoice), 'invoice.overdue', invoiceEventPayload(invoice), {
-    idempotencyKey: `invoice.overdue:${invoiceId}:${dueDate}`,
-  });
-  return updated ? 'marked' : 'was_overdue';
 }
 
 // ---- invoices of the subscription workflow (its activity's use case) ----
@@ -241,16 +198,6 @@ export async function generateSubscriptionInvoice(
   return { invoiceId: invoice._id, created };
 }
 
-/** Price deletes take their line items with them (spec cascade table). */
-export async function removeLineItemsOfPrices(deps: Dependencies, scope: Scope, priceIds: string[]): Promise<void> {
-  const invoices = await Invoice.find({ ...scopeFilter(scope), 'line_items.price_id': { $in: priceIds } }).lean<InvoiceDoc[]>();
-  for (const inv of invoices) {
-    const kept = inv.line_items.filter((l) => !priceIds.includes(l.price_id));
-    await Invoice.updateOne({ _id: inv._id }, { $set: { line_items: kept, total_amount: sumAmounts(kept.map((l) => l.amount)) } });
-  }
-  if (invoices.length > 0) await rollupsChanged(deps, scope, 'collections', 'receivables');
-}
-
 /** One crypto allocation as kept on the invoice (`crypto_allocations`, the invoice-side record of exactly-once). */
 export interface InvoiceCryptoAllocation {
   id: string;
@@ -310,7 +257,16 @@ export async function applyCryptoAllocation(
     if (!slot || slot.allocation_id !== entry.id) return { result: 'conflict', entry };
     applied = { id: slot.allocation_id, transaction_id: slot.transaction_id, amount_applied: slot.amount_applied, pays_in_full: slot.pays_in_full, created_at: slot.created_at };
   }
-  const set: Record<string, unknown> = { amount_paid: sumAmounts([current.amount_paid ?? '0.00', applied.amount_applied]) };
+  // Under the slot, read again: a change holding the slot before (services/invoiceChanges.ts) may
+  // have written since the read above; the write goes from this read, or not at all.
+  const held = await Invoice.findById(invoiceId).lean<InvoiceDoc>();
+  const heldEntries = held ? cryptoAllocationsOf(held) : [];
+  if (heldEntries.some((e) => e.id === applied.id)) return { result: 'already_applied', entry: applied };
+  if (!held || heldEntries.length !== entries.length || (held.amount_paid ?? '0.00') !== expected.amount_paid || held.status !== expected.status) {
+    if (applied === entry) await AllocationSlot.deleteOne({ _id: slotId, allocation_id: entry.id });
+    return { result: 'conflict', entry };
+  }
+  const set: Record<string, unknown> = { amount_paid: sumAmounts([held.amount_paid ?? '0.00', applied.amount_applied]) };
   if (applied.pays_in_full) set.status = 'paid';
   const updated = await Invoice.findOneAndUpdate({ _id: invoiceId }, { $set: set, $push: { crypto_allocations: applied } }, { returnDocument: 'after', strict: false }).lean<InvoiceDoc>();
   if (updated) await rollupsChanged(deps, scopeOfDoc(updated), 'receivables');

@@ -7,7 +7,7 @@ import { presentPrice } from '../presenters/price';
 import { recordEvent } from './events';
 import { createListed, listScopePage, recountListSlots } from './listing';
 import { removeSubscriptionsOfPrices } from './subscriptions';
-import { removeLineItemsOfPrices } from './invoices';
+import { removeLineItemsOfPrices } from './invoiceChanges';
 import type { Dependencies } from '../dependencies';
 import { INTERVALS, MAX_INTERVAL_COUNT, Interval } from '../billing/calendar';
 

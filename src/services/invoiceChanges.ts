@@ -1,0 +1,132 @@
+/**
+ * Changes to an invoice other than a crypto allocation: the API's PATCH, the due-date
+ * workflow's overdue marking, and the line items a deleted price takes with it.
+ *
+ * Each holds the invoice's next allocation slot (`<invoice>#<n>`, services/invoices.ts
+ * applyCryptoAllocation) while it writes. FerretDB v1 runs an update as a read of the whole
+ * document and a write of the whole document, with nothing held in between, so a filter such as
+ * `{ _id, status: 'pending' }` is no guard: an allocation and a void landing at once could each
+ * undo the other (the payment's `amount_paid` wiped by the void, or the void undone by the
+ * payment). Allocations take that slot too, so the slot makes the invoice's writers go one at a
+ * time; the holder reads the invoice again under it and writes from that read.
+ */
+import { AllocationSlot } from '../models/cryptoTransaction';
+import { isDuplicateKey } from '../models/errors';
+import { Invoice, InvoiceDoc, InvoiceStatus, OPEN_INVOICE_STATUSES } from '../models/invoice';
+import { Scope, scopeFilter, scopeOfDoc } from '../models/scope';
+import { ApiError } from '../lib/errors';
+import { randomHex } from '../lib/ids';
+import { sumAmounts } from '../billing/money';
+import { invoiceEventPayload, presentInvoice } from '../presenters/invoice';
+import { checkDueDate, cryptoAllocationsOf, findInvoice } from './invoices';
+import { settleStaleInvoiceSlot } from './allocation';
+import { recordEvent } from './events';
+import { rollupsChanged } from './reportRollups';
+import type { Dependencies } from '../dependencies';
+
+/** Tries to take the invoice (an allocation holds it for a few milliseconds), with a short backoff. */
+const HOLD_TRIES = 8;
+const HOLD_BACKOFF_MS = 10;
+
+export type HeldWrite =
+  | { result: 'written'; before: InvoiceDoc; after: InvoiceDoc }
+  | { result: 'unchanged'; before: InvoiceDoc }
+  | { result: 'missing' }
+  | { result: 'busy' };
+
+/**
+ * Writes `plan(invoice)` (a `$set`, or null for nothing to write) while holding the invoice's
+ * next allocation slot; `plan` sees the invoice as read under it and may throw (an ApiError) to
+ * refuse. `busy` when other writers kept it for every try; a holder that died (its slot stale)
+ * is settled on the way (services/allocation.ts).
+ */
+export async function writeInvoiceHeld(deps: Dependencies, invoiceId: string, plan: (invoice: InvoiceDoc) => Record<string, unknown> | null): Promise<HeldWrite> {
+  for (let attempt = 0; attempt < HOLD_TRIES; attempt++) {
+    if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, HOLD_BACKOFF_MS * 2 ** (attempt - 1)));
+    const seen = await Invoice.findById(invoiceId).lean<InvoiceDoc>();
+    if (!seen) return { result: 'missing' };
+    const n = cryptoAllocationsOf(seen).length;
+    const slotId = `${invoiceId}#${n}`;
+    try {
+      await AllocationSlot.create({ _id: slotId, allocation_id: `hold:${randomHex(8)}`, transaction_id: '-', invoice_id: invoiceId, amount_applied: '0.00', pays_in_full: false, created_at: new Date() });
+    } catch (err) {
+      if (!isDuplicateKey(err)) throw err;
+      // Held by an allocation or another change: it ends in milliseconds, unless its writer died.
+      await settleStaleInvoiceSlot(deps, invoiceId);
+      continue;
+    }
+    try {
+      const before = await Invoice.findById(invoiceId).lean<InvoiceDoc>();
+      if (!before) return { result: 'missing' };
+      // An allocation landed between the read and the slot (its own slot was n-1): read again.
+      if (cryptoAllocationsOf(before).length !== n) continue;
+      const set = plan(before);
+      if (!set) return { result: 'unchanged', before };
+      const after = await Invoice.findOneAndUpdate({ _id: invoiceId }, { $set: set }, { returnDocument: 'after' }).lean<InvoiceDoc>();
+      return after ? { result: 'written', before, after } : { result: 'missing' };
+    } finally {
+      await AllocationSlot.deleteOne({ _id: slotId });
+    }
+  }
+  return { result: 'busy' };
+}
+
+export async function updateInvoice(deps: Dependencies, scope: Scope, id: string, input: { status?: InvoiceStatus; due_date?: string }) {
+  await findInvoice(scope, id);
+  const dueDate = input.due_date !== undefined ? checkDueDate(input.due_date) : undefined;
+  const held = await writeInvoiceHeld(deps, id, (current) => {
+    if (input.status !== undefined && current.status === 'canceled' && input.status !== 'canceled') {
+      throw ApiError.invalid('A canceled invoice cannot change status', 'status');
+    }
+    const changes: Partial<InvoiceDoc> = {};
+    if (dueDate !== undefined) changes.due_date = dueDate;
+    if (input.status !== undefined) changes.status = input.status;
+    return Object.keys(changes).length > 0 ? changes : null;
+  });
+  if (held.result === 'missing') throw ApiError.notFound('Invoice not found', 'id');
+  if (held.result === 'busy') throw ApiError.conflict('invoice_changed', 'The invoice changed while updating; retry', 'status');
+  const { before } = held;
+  const invoice = held.result === 'written' ? held.after : before;
+  // Status or due date: the receivables; marked paid by hand (or no longer paid): the collections.
+  await rollupsChanged(deps, scope, 'receivables', ...(before.status !== invoice.status && (before.status === 'paid' || invoice.status === 'paid') ? (['collections'] as const) : []));
+  await recordEvent(scope, 'invoice.updated', invoiceEventPayload(invoice));
+  if (input.status === 'paid' && before.status !== 'paid') await recordEvent(scope, 'invoice.paid', invoiceEventPayload(invoice));
+  if (invoice.status === 'pending') await deps.workflows.invoiceDue.watch(invoice, dueDate !== undefined && dueDate !== before.due_date);
+  else if (!OPEN_INVOICE_STATUSES.includes(invoice.status)) await deps.workflows.invoiceDue.close(invoice._id);
+  return presentInvoice(invoice);
+}
+
+/** `marked`: this call moved the invoice to overdue; `was_overdue`: an earlier call did (a retry). */
+export type OverdueOutcome = 'marked' | 'was_overdue' | 'not_pending';
+
+/**
+ * Used by the due-date workflow's activity: pending -> overdue only if the invoice is still
+ * pending with that due date. Idempotent: a retry re-records nothing (keyed event). Throws while
+ * other writers hold the invoice (the activity is retried).
+ */
+export async function markInvoiceOverdue(deps: Dependencies, invoiceId: string, dueDate: string): Promise<OverdueOutcome> {
+  const held = await writeInvoiceHeld(deps, invoiceId, (current) => (current.status === 'pending' && current.due_date === dueDate ? { status: 'overdue' } : null));
+  if (held.result === 'busy') throw new Error(`invoice ${invoiceId} is held by other writers; retrying`);
+  if (held.result === 'missing') return 'not_pending';
+  const invoice = held.result === 'written' ? held.after : held.before;
+  if (invoice.status !== 'overdue' || invoice.due_date !== dueDate) return 'not_pending';
+  // The receivables report lists each open invoice with its status.
+  await rollupsChanged(deps, scopeOfDoc(invoice), 'receivables');
+  await recordEvent(scopeOfDoc(invoice), 'invoice.overdue', invoiceEventPayload(invoice), {
+    idempotencyKey: `invoice.overdue:${invoiceId}:${dueDate}`,
+  });
+  return held.result === 'written' ? 'marked' : 'was_overdue';
+}
+
+/** Price deletes take their line items with them (spec cascade table). Before the prices go, so a 409 here can be retried. */
+export async function removeLineItemsOfPrices(deps: Dependencies, scope: Scope, priceIds: string[]): Promise<void> {
+  const invoices = await Invoice.find({ ...scopeFilter(scope), 'line_items.price_id': { $in: priceIds } }).lean<InvoiceDoc[]>();
+  for (const inv of invoices) {
+    const held = await writeInvoiceHeld(deps, inv._id, (current) => {
+      const kept = current.line_items.filter((l) => !priceIds.includes(l.price_id));
+      return kept.length === current.line_items.length ? null : { line_items: kept, total_amount: sumAmounts(kept.map((l) => l.amount)) };
+    });
+    if (held.result === 'busy') throw ApiError.conflict('invoice_changed', 'An invoice with this price changed while its line items were removed; retry', 'id');
+  }
+  if (invoices.length > 0) await rollupsChanged(deps, scope, 'collections', 'receivables');
+}
