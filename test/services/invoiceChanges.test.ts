@@ -27,7 +27,9 @@ afterAll(async () => {
   await api.close();
 });
 
-const ROUNDS = 15;
+const ROUNDS = 40;
+/** The second writer starts 0-7 ms after the first, so the rounds cover the ways the two can overlap. */
+const after = (round: number) => new Promise((resolve) => setTimeout(resolve, round % 8));
 
 /** The allocation of 40.00 to the invoice as planned from a pending, unpaid read. */
 function allocate(invoiceId: string) {
@@ -64,7 +66,7 @@ describe('an invoice written by an allocation and a change at once', () => {
       const invoice = await invoiceOf(a.api, customer.id, '100.00', '2030-01-01');
       const [patch, alloc] = await Promise.all([
         updateInvoice(deps, scope, invoice.id, { status: 'canceled' }).catch((err) => err),
-        allocateUntilSettled(invoice.id),
+        after(round).then(() => allocateUntilSettled(invoice.id)),
       ]);
       const inv = await expectConsistent(invoice.id);
       const entries = cryptoAllocationsOf(inv);
@@ -88,7 +90,7 @@ describe('an invoice written by an allocation and a change at once', () => {
     const scope = { accountId: a.account_id, sandbox: null };
     for (let round = 0; round < ROUNDS; round++) {
       const invoice = await invoiceOf(a.api, customer.id, '100.00', '2030-01-01');
-      const [patch, alloc] = await Promise.all([updateInvoice(deps, scope, invoice.id, { due_date: '2031-06-30' }), allocateUntilSettled(invoice.id)]);
+      const [patch, alloc] = await Promise.all([updateInvoice(deps, scope, invoice.id, { due_date: '2031-06-30' }), after(round).then(() => allocateUntilSettled(invoice.id))]);
       expect(patch.due_date).toBe('2031-06-30');
       expect(alloc.result).toBe('applied');
       const inv = await expectConsistent(invoice.id);
@@ -106,6 +108,7 @@ describe('an invoice written by an allocation and a change at once', () => {
         markInvoiceOverdue(deps, invoice.id, '2030-01-01'),
         // Planned from pending or from overdue, whichever it read: a conflict re-plans.
         (async () => {
+          await after(round);
           for (;;) {
             const now = (await Invoice.findById(invoice.id).lean<InvoiceDoc>())!;
             const entry = { id: `alloc_${randomHex(8)}`, transaction_id: `trxn_${randomHex(8)}`, amount_applied: '40.00', pays_in_full: false, created_at: new Date() };
