@@ -96,6 +96,11 @@ export const ERROR_CODES = {
     type: 'invalid_request_error',
     description: 'The invoice changed (for example a payment was applied) while it was being updated. Read it again and retry.',
   },
+  resource_changed: {
+    statuses: [409],
+    type: 'invalid_request_error',
+    description: 'Another change to this resource (yours, or the service\'s own, such as an automatic disable) was being written at the same moment. Read it again and retry.',
+  },
   allocation_in_progress: {
     statuses: [409],
     type: 'invalid_request_error',

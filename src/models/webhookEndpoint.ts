@@ -18,6 +18,8 @@ const webhookEndpointSchema = new Schema(
     signing_secret: { type: String, required: true },
     /** Why the service disabled it (a connection error on delivery); null when enabled or disabled by PUT. */
     disabled_reason: { type: String, default: null },
+    /** Stepped by each change (the API's and the worker's auto-disable), one writer at a time (services/heldWrites.ts). */
+    write_version: { type: Number, default: 0 },
   },
   { timestamps, versionKey: false, minimize: false },
 );

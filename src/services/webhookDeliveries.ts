@@ -10,6 +10,7 @@ import { WebhookEndpoint, WebhookEndpointDoc } from '../models/webhookEndpoint';
 import { AttemptErrorKind, WebhookAttempt, WebhookDelivery, WebhookDeliveryDoc } from '../models/webhookDelivery';
 import { IdempotencyKey } from '../models/idempotencyKey';
 import { isDuplicateKey } from '../models/errors';
+import { writeHeld } from './heldWrites';
 import { sharedReads } from '../lib/coalesce';
 import { newDeliveryRecord, stopDeliveriesOf } from './webhookDispatch';
 import { AttemptOutcome, EVENT_RETENTION_MS, IDEMPOTENCY_KEY_RETENTION_MS, MAX_ATTEMPTS } from '../temporal/webhookDefinitions';
@@ -100,7 +101,10 @@ export async function endDelivery(deliveryId: string, status: 'failed' | 'cancel
 
 /** Disables an endpoint after a connection error; its waiting deliveries are told to stop (without a client, they end at their next attempt). */
 export async function disableEndpoint(client: Client | null, endpointId: string, reason: AttemptErrorKind): Promise<void> {
-  await WebhookEndpoint.updateOne({ _id: endpointId }, { $set: { enabled: false, disabled_reason: reason, updated_at: new Date() } });
+  // Held (services/heldWrites.ts), so a change the merchant makes at that moment (a new signing
+  // secret, a fixed URL) is not written back over; already disabled: nothing to write.
+  const held = await writeHeld<WebhookEndpointDoc>(WebhookEndpoint, endpointId, (endpoint) => (endpoint.enabled === false ? null : { enabled: false, disabled_reason: reason }));
+  if (held.result === 'busy') throw new Error(`webhook endpoint ${endpointId} is held by other writers; retrying`);
   await stopDeliveriesOf(client, endpointId, 'endpoint_disabled');
 }
 

@@ -8,6 +8,7 @@ import { Event, EventDoc } from '../models/event';
 import { Scope, scopeFilter, findInScope } from '../models/scope';
 import { newId, ID_PREFIX, randomString } from '../lib/ids';
 import { ApiError } from '../lib/errors';
+import { writeHeld } from './heldWrites';
 import { isEventName } from '../lib/eventNames';
 import { newSigningSecret } from '../cryptography/webhookSignature';
 import { presentWebhookEndpoint, presentWebhookDelivery } from '../presenters/webhookEndpoint';
@@ -95,6 +96,14 @@ export async function listWebhookEndpoints(scope: Scope, page: number) {
   return { webhook_endpoints: items.map((e) => presentWebhookEndpoint(e)), pagination };
 }
 
+/** An API change to an endpoint, as its only writer at that moment (services/heldWrites.ts: the worker's auto-disable writes it too). */
+async function writeEndpoint(id: string, plan: (endpoint: WebhookEndpointDoc) => Record<string, unknown>): Promise<WebhookEndpointDoc> {
+  const held = await writeHeld<WebhookEndpointDoc>(WebhookEndpoint, id, plan);
+  if (held.result === 'missing') throw ApiError.notFound('Webhook endpoint not found', 'id');
+  if (held.result === 'busy') throw ApiError.conflict('resource_changed', 'The webhook endpoint changed while updating; retry', 'id');
+  return held.result === 'written' ? held.after : held.before;
+}
+
 export async function updateWebhookEndpoint(deps: Dependencies, scope: Scope, id: string, input: WebhookEndpointInput) {
   const before = await findWebhookEndpoint(scope, id);
   const changes: Record<string, unknown> = {};
@@ -105,8 +114,7 @@ export async function updateWebhookEndpoint(deps: Dependencies, scope: Scope, id
     changes.enabled = input.enabled;
     changes.disabled_reason = null;
   }
-  const endpoint = await WebhookEndpoint.findByIdAndUpdate(id, { $set: changes }, { returnDocument: 'after' }).lean<WebhookEndpointDoc>();
-  if (!endpoint) throw ApiError.notFound('Webhook endpoint not found', 'id');
+  const endpoint = await writeEndpoint(id, () => changes);
   if (before.enabled && !endpoint.enabled) await deps.workflows.webhookDelivery.stopDeliveriesOf(id, 'endpoint_disabled');
   return presentWebhookEndpoint(endpoint);
 }
@@ -114,8 +122,7 @@ export async function updateWebhookEndpoint(deps: Dependencies, scope: Scope, id
 export async function regenerateWebhookSecret(scope: Scope, id: string) {
   await findWebhookEndpoint(scope, id);
   // Deliveries sign at each attempt with the secret read then, so retries use the new one.
-  const endpoint = await WebhookEndpoint.findByIdAndUpdate(id, { $set: { signing_secret: newSigningSecret() } }, { returnDocument: 'after' }).lean<WebhookEndpointDoc>();
-  if (!endpoint) throw ApiError.notFound('Webhook endpoint not found', 'id');
+  const endpoint = await writeEndpoint(id, () => ({ signing_secret: newSigningSecret() }));
   return presentWebhookEndpoint(endpoint, { withSecret: true });
 }
 

@@ -1,0 +1,55 @@
+/**
+ * One writer at a time for documents several actors write (services/heldWrites.ts), on the real
+ * database. FerretDB v1 writes an update back as the whole document it read, so before the hold
+ * an endpoint's auto-disable (the worker) landing with a secret rotation (the API) put the old
+ * secret back in most rounds, after the API had answered with the new one.
+ */
+import { useTestDatabase } from '../support/db';
+import { newAccount, startTestApi, TestApi } from '../support/api';
+import { WebhookEndpoint, WebhookEndpointDoc } from '../../src/models/webhookEndpoint';
+import { WriteHold } from '../../src/models/writeHold';
+import { disableEndpoint } from '../../src/services/webhookDeliveries';
+import { writeHeld } from '../../src/services/heldWrites';
+
+useTestDatabase();
+let api: TestApi;
+beforeAll(async () => {
+  api = await startTestApi();
+});
+afterAll(async () => {
+  await api.close();
+});
+
+const ROUNDS = 40;
+/** The second writer starts 0-7 ms after the first, so the rounds cover the ways the two can overlap. */
+const after = (round: number) => new Promise((resolve) => setTimeout(resolve, round % 8));
+
+describe('held writes', () => {
+  it('a secret rotation and an auto-disable at once: both land', async () => {
+    const a = await newAccount(api.url);
+    for (let round = 0; round < ROUNDS; round++) {
+      const endpoint = (await a.api.post('/v1/webhook_endpoints', { url: 'https://hooks.example.com/x', subscriptions: ['*'] })).body;
+      const [rotated] = await Promise.all([
+        a.api.post(`/v1/webhook_endpoints/${endpoint.id}/regenerate_secret`),
+        after(round).then(() => disableEndpoint(null, endpoint.id, 'connection_error')),
+      ]);
+      expect(rotated.status).toBe(200);
+      const stored = (await WebhookEndpoint.findById(endpoint.id).lean<WebhookEndpointDoc>())!;
+      expect(stored.signing_secret).toBe(rotated.body.signing_secret);
+      expect(stored).toMatchObject({ enabled: false, disabled_reason: 'connection_error', write_version: 2 });
+    }
+    expect(await WriteHold.countDocuments({ _id: { $regex: '^webhook_endpoints:' } })).toBe(0);
+  });
+
+  it('a hold left by a writer that died is taken over once stale; a fresh one keeps others out', async () => {
+    const a = await newAccount(api.url);
+    const endpoint = (await a.api.post('/v1/webhook_endpoints', { url: 'https://hooks.example.com/y', subscriptions: ['*'] })).body;
+    const holdId = `webhook_endpoints:${endpoint.id}#0`;
+    await WriteHold.collection.insertOne({ _id: holdId, created_at: new Date() } as never);
+    expect(await writeHeld(WebhookEndpoint, endpoint.id, () => ({ description: 'blocked' }), 2)).toEqual({ result: 'busy' });
+    await WriteHold.collection.updateOne({ _id: holdId } as never, { $set: { created_at: new Date(Date.now() - 61_000) } });
+    const held = await writeHeld<WebhookEndpointDoc>(WebhookEndpoint, endpoint.id, () => ({ description: 'after the takeover' }));
+    expect(held).toMatchObject({ result: 'written', after: { description: 'after the takeover', write_version: 1 } });
+    expect(await WriteHold.countDocuments({ _id: holdId })).toBe(0);
+  });
+});
