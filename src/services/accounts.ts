@@ -3,6 +3,7 @@ import { Account, AccountDoc } from '../models/account';
 import { User, UserDoc, nextSequence } from '../models/user';
 import { ApiToken, ApiTokenDoc } from '../models/apiToken';
 import { ApiTokenUse, ApiTokenUseDoc } from '../models/apiTokenUse';
+import { OtpSpentStep, OtpSpentStepDoc } from '../models/otpSpentStep';
 import { isDuplicateKey } from '../models/errors';
 import { Scope } from '../models/scope';
 import { newId, ID_PREFIX } from '../lib/ids';
@@ -33,12 +34,20 @@ export async function createAccount(input: { email: string; password: string; na
   const email = normalizeEmail(input.email);
   if (input.password.length < 8) throw ApiError.validation('password', 'is too short (minimum is 8 characters)');
   const otpSecret = input.totp ? newOtpSecret() : null;
-  const userId = await nextSequence('users');
-  try {
-    await User.create({ _id: userId, email, password_hash: await hashPassword(input.password), otp_secret: otpSecret, account_ids: [] });
-  } catch (err) {
-    if (isDuplicateKey(err)) throw ApiError.validation('email', 'has already been taken');
-    throw err;
+  const passwordHash = await hashPassword(input.password);
+  let userId = 0;
+  for (let attempt = 0; ; attempt++) {
+    userId = await nextSequence('users');
+    try {
+      await User.create({ _id: userId, email, password_hash: passwordHash, otp_secret: otpSecret, account_ids: [] });
+      break;
+    } catch (err) {
+      if (!isDuplicateKey(err)) throw err;
+      if (await User.exists({ email })) throw ApiError.validation('email', 'has already been taken');
+      // The id was taken: two sign-ups at once both read the sequence before either stepped it
+      // (FerretDB v1 writes the increment back over the one it read). Take the next one.
+      if (attempt >= 10) throw err;
+    }
   }
   const accountId = newId(ID_PREFIX.account);
   await Account.create({ _id: accountId, name: input.name ?? email, owner_user_id: userId, sandboxes: [DEFAULT_SANDBOX] });
@@ -61,15 +70,28 @@ export function loginEmail(email: string): string {
   return String(email).trim().toLowerCase();
 }
 
+/** Spent steps this far behind the newest are removed (codes are accepted one step either side of now). */
+const OTP_STEPS_KEPT = 10;
+
 /**
- * Spends a TOTP time step: true only for a step after the last one accepted, so a code (or an
- * older one still inside the drift window) cannot be used twice. One conditional update, so two
- * concurrent sign-ins with the same code cannot both win.
+ * Spends a TOTP time step: true only for a step after every one accepted before, so a code (or an
+ * older one still inside the drift window) cannot be used twice. The step is taken by an insert
+ * (models/otpSpentStep.ts), so two concurrent sign-ins with the same code cannot both win.
  */
-async function spendOtpStep(userId: number, step: number): Promise<boolean> {
-  // `null` also matches a user stored before the field existed.
-  const res = await User.updateOne({ _id: userId, $or: [{ otp_last_step: null }, { otp_last_step: { $lt: step } }] }, { $set: { otp_last_step: step } });
-  return res.modifiedCount === 1;
+export async function spendOtpStep(user: Pick<UserDoc, '_id' | 'otp_last_step'>, step: number): Promise<boolean> {
+  // Users from before spent steps had their own documents: the last step accepted then.
+  if (user.otp_last_step != null && step <= user.otp_last_step) return false;
+  try {
+    await OtpSpentStep.create({ _id: `${user._id}#${step}`, user_id: user._id, step, created_at: new Date() });
+  } catch (err) {
+    if (isDuplicateKey(err)) return false;
+    throw err;
+  }
+  const spent = await OtpSpentStep.find({ user_id: user._id }).lean<OtpSpentStepDoc[]>();
+  const newest = Math.max(...spent.map((s) => s.step));
+  if (spent.some((s) => s.step < newest - OTP_STEPS_KEPT)) await OtpSpentStep.deleteMany({ user_id: user._id, step: { $lt: newest - OTP_STEPS_KEPT } });
+  // A newer step was spent first (or at once): this older code is refused.
+  return newest === step;
 }
 
 export interface SignInInput {
@@ -90,7 +112,7 @@ export async function verifySignIn(input: SignInInput): Promise<{ userId: number
   if (user.otp_secret) {
     if (input.otp_attempt === undefined || input.otp_attempt === '') throw new AuthFlowError(422, 'otp_attempt_required');
     const step = otpStep(user.otp_secret, input.otp_attempt);
-    if (step === null || !(await spendOtpStep(user._id, step))) throw new AuthFlowError(401, 'Invalid two-factor code');
+    if (step === null || !(await spendOtpStep(user, step))) throw new AuthFlowError(401, 'Invalid two-factor code');
   }
   const accountId = user.account_ids[0];
   if (!accountId) throw new AuthFlowError(401, 'User has no account');

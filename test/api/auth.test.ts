@@ -4,7 +4,7 @@ import { client, newAccount, startTestApi, TestApi } from '../support/api';
 import { waitFor } from '../support/wait';
 import { ApiToken } from '../../src/models/apiToken';
 import { User } from '../../src/models/user';
-import { createTokenFor, revokeToken } from '../../src/services/accounts';
+import { createAccount, createTokenFor, revokeToken, spendOtpStep, verifySignIn } from '../../src/services/accounts';
 import { currentOtp } from '../../src/cryptography/totp';
 import { hashToken } from '../../src/cryptography/tokens';
 import { verifyPassword } from '../../src/cryptography/password';
@@ -95,6 +95,29 @@ describe('authentication', () => {
     expect((await signIn(currentOtp(a.otp_secret!, now + 30_000))).status).toBe(200);
     expect((await signIn(currentOtp(a.otp_secret!, now + 30_000))).status).toBe(401);
     expect((await signIn(currentOtp(a.otp_secret!, now))).status).toBe(401);
+  });
+
+  it('one TOTP step spent by several sign-ins at once is spent by exactly one of them', async () => {
+    // Before spent steps were inserts, a conditional update of the user decided, and FerretDB v1
+    // let every concurrent update match: one relayed code could open several sessions. (The
+    // spend itself: sign-ins through HTTP are throttled per client, and their password checks
+    // finish one after another.)
+    const a = await newAccount(api.url, { totp: true });
+    const user = (await User.findOne({ email: a.email }).lean())!;
+    const step = Math.floor(Date.now() / 30_000);
+    for (let round = 0; round < 20; round++) {
+      const spent = await Promise.all(Array.from({ length: 6 }, () => spendOtpStep(user, step + round)));
+      expect(spent.filter(Boolean)).toHaveLength(1);
+    }
+    // And a sign-in with a code of a spent step is refused.
+    const code = currentOtp(a.otp_secret!, (step + 19) * 30_000);
+    await expect(verifySignIn({ email: a.email, password: a.password, otp_attempt: code })).rejects.toThrow('Invalid two-factor code');
+  });
+
+  it('sign-ups at once get distinct users', async () => {
+    const stamp = Date.now();
+    const made = await Promise.all(Array.from({ length: 8 }, (_, i) => createAccount({ email: `at-once-${stamp}-${i}@example.com`, password: 'a long password 1' })));
+    expect(new Set(made.map((m) => m.user_id)).size).toBe(8);
   });
 
   it('rehashes a password stored with the old scrypt cost (N=2^14) on a successful sign-in', async () => {
