@@ -46,6 +46,8 @@ const subscriptionSchema = new Schema(
     /** Kept by the subscription workflow (the single owner of billing state). */
     active_phase_index: { type: Number, default: null },
     next_billing_date: { type: Date, default: null },
+    /** Stepped by each change (the API's and the workflow's state), one writer at a time (services/heldWrites.ts). */
+    write_version: { type: Number, default: 0 },
     phases: { type: [phaseSchema], default: [] },
   },
   { timestamps, versionKey: false },

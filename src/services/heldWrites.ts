@@ -27,10 +27,17 @@ type Versioned = { _id: string; write_version?: number | null };
  * `plan` sees the document as read under the hold and may throw to refuse. `busy` when other
  * writers kept it for every try.
  */
-export async function writeHeld<D extends Versioned>(model: Model<any>, id: string, plan: (doc: D) => Record<string, unknown> | null, tries = HOLD_TRIES): Promise<HeldWrite<D>> {
+export async function writeHeld<D extends Versioned>(
+  model: Model<any>,
+  id: string,
+  plan: (doc: D) => Record<string, unknown> | null,
+  opts: { tries?: number; seen?: Versioned | null } = {},
+): Promise<HeldWrite<D>> {
+  const tries = opts.tries ?? HOLD_TRIES;
   for (let attempt = 0; attempt < tries; attempt++) {
     if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, HOLD_BACKOFF_MS * 2 ** (attempt - 1)));
-    const seen = await model.collection.findOne({ _id: id } as never, { projection: { write_version: 1 } });
+    // The caller's own read names the version to hold at first (one read less); a stale one is found under the hold.
+    const seen = attempt === 0 && opts.seen ? opts.seen : await model.collection.findOne({ _id: id } as never, { projection: { write_version: 1 } });
     if (!seen) return { result: 'missing' };
     const version = (seen as unknown as Versioned).write_version ?? 0;
     const holdId = `${model.collection.collectionName}:${id}#${version}`;

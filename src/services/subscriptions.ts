@@ -11,6 +11,7 @@ import { Scope, scopeFilter, scopeOfDoc, findInScope } from '../models/scope';
 import { isDuplicateKey } from '../models/errors';
 import { newId, ID_PREFIX } from '../lib/ids';
 import { ApiError } from '../lib/errors';
+import { writeHeld } from './heldWrites';
 import { parseInstant } from '../lib/dates';
 import { centsToAmount, parseAmount, toAmount } from '../billing/money';
 import { dateWindowViolation, validatePhases } from '../billing/phases';
@@ -141,23 +142,34 @@ export async function listSubscriptions(scope: Scope, page: number) {
 }
 
 export async function updateSubscription(deps: Dependencies, scope: Scope, id: string, input: { proration_behavior?: ProrationBehavior; billing_cycle_anchor?: string | null }) {
-  const before = await findSubscription(scope, id);
-  if (before.status === 'canceled' || before.status === 'ended') throw ApiError.invalid(`A ${before.status} subscription cannot change`, 'status');
+  const seen = await findSubscription(scope, id);
   const changes: Record<string, unknown> = {};
   if (input.proration_behavior !== undefined) changes.proration_behavior = input.proration_behavior;
   if (input.billing_cycle_anchor !== undefined) changes.billing_cycle_anchor = input.billing_cycle_anchor ? parseInstant(input.billing_cycle_anchor, 'billing_cycle_anchor') : null;
   if (changes.billing_cycle_anchor) checkDateWindow([], changes.billing_cycle_anchor as Date);
-  const merged = { ...before, ...changes } as SubscriptionDoc;
-  changes.next_billing_date = nextBillingAfter(toBillingPlan(merged), new Date());
-  const sub = await Subscription.findByIdAndUpdate(id, { $set: changes }, { returnDocument: 'after' }).lean<SubscriptionDoc>();
+  // Held: the subscription's workflow writes its state to the same document (services/heldWrites.ts).
+  const sub = await writeSubscription(id, seen, (before) => {
+    if (before.status === 'canceled' || before.status === 'ended') throw ApiError.invalid(`A ${before.status} subscription cannot change`, 'status');
+    const merged = { ...before, ...changes } as SubscriptionDoc;
+    return { ...changes, next_billing_date: nextBillingAfter(toBillingPlan(merged), new Date()) };
+  });
   await deps.workflows.subscription.changed(id);
-  return presentSubscription(sub!);
+  return presentSubscription(sub);
+}
+
+/** An API change to a subscription as its only writer at that moment; 404 once gone, 409 while held for long. */
+async function writeSubscription(id: string, seen: SubscriptionDoc, plan: (sub: SubscriptionDoc) => Record<string, unknown> | null): Promise<SubscriptionDoc> {
+  const held = await writeHeld<SubscriptionDoc>(Subscription, id, plan, { seen });
+  if (held.result === 'missing') throw ApiError.notFound('Subscription not found', 'id');
+  if (held.result === 'busy') throw ApiError.conflict('resource_changed', 'The subscription changed while updating; retry', 'id');
+  return held.result === 'written' ? held.after : held.before;
 }
 
 /** DELETE: cancel (no further billing, `subscription.canceled`), then delete with its phases. */
 export async function deleteSubscription(deps: Dependencies, scope: Scope, id: string): Promise<void> {
-  await findSubscription(scope, id);
-  const canceled = await Subscription.findByIdAndUpdate(id, { $set: { status: 'canceled', canceled_at: new Date() } }, { returnDocument: 'after' }).lean<SubscriptionDoc>();
+  const seen = await findSubscription(scope, id);
+  // A retried DELETE keeps the first cancellation's time.
+  const canceled = await writeSubscription(id, seen, (sub) => (sub.status === 'canceled' && sub.canceled_at ? null : { status: 'canceled', canceled_at: new Date() }));
   await rollupsChanged(deps, scope, 'mrr');
   await deps.workflows.subscription.cancel(id);
   await recordEvent(scope, 'subscription.canceled', subscriptionEventPayload(canceled!), { idempotencyKey: `subscription.canceled:${id}` });
@@ -204,8 +216,8 @@ export async function loadSubscriptionForBilling(id: string): Promise<StoredSubs
 
 /** Moves status and the active phase to what the plan says at `now`, with keyed events. */
 export async function syncSubscriptionState(subscriptionId: string, nowIso: string, stored?: SubscriptionDoc | null): Promise<string> {
-  // `stored`: the subscription as the wake-up read it (its invoices do not change it); the update
-  // below is still guarded against a cancellation since.
+  // `stored`: the subscription as the wake-up read it (its invoices do not change it): nothing to
+  // write when the state it shows is current; otherwise the write goes from a read under the hold.
   const sub = stored !== undefined ? stored : await readSubscription(subscriptionId);
   if (!sub) return 'deleted';
   if (sub.status === 'canceled') return 'canceled';
@@ -217,20 +229,33 @@ export async function syncSubscriptionState(subscriptionId: string, nowIso: stri
   const before = sub.active_phase_index ?? null;
   const next = status === 'ended' ? null : nextBillingAfter(plan, now);
   if (status === sub.status && active === before && (next?.getTime() ?? null) === (sub.next_billing_date ? new Date(sub.next_billing_date).getTime() : null)) return status;
-  const updated = await Subscription.findOneAndUpdate(
-    { _id: subscriptionId, status: { $ne: 'canceled' } },
-    { $set: { status, active_phase_index: active, next_billing_date: next } },
-    { returnDocument: 'after' },
-  ).lean<SubscriptionDoc>();
-  if (!updated) return 'canceled';
-  if (before !== null && before !== active) {
-    await recordEvent(scope, 'subscription_phase.updated', phaseEventPayload(updated, before, false), { idempotencyKey: `phase.ended:${updated.phases[before]._id}` });
+  // Held (services/heldWrites.ts): a PATCH or a cancellation landing at the same moment is not
+  // written back over; the state is computed again from the document as read under the hold.
+  const held = await writeHeld<SubscriptionDoc>(
+    Subscription,
+    subscriptionId,
+    (current) => {
+      if (current.status === 'canceled') return null;
+      const currentPlan = toBillingPlan(current);
+      const currentStatus = statusAt(currentPlan, now);
+      return { status: currentStatus, active_phase_index: activePhaseIndex(currentPlan, now), next_billing_date: currentStatus === 'ended' ? null : nextBillingAfter(currentPlan, now) };
+    },
+    { seen: sub },
+  );
+  if (held.result === 'busy') throw new Error(`subscription ${subscriptionId} is held by other writers; retrying`);
+  if (held.result !== 'written') return held.result === 'missing' ? 'deleted' : 'canceled';
+  // What changed, between the document as read under the hold and as written.
+  const updated = held.after;
+  const wasActive = held.before.active_phase_index ?? null;
+  const isActive = updated.active_phase_index ?? null;
+  if (wasActive !== null && wasActive !== isActive) {
+    await recordEvent(scope, 'subscription_phase.updated', phaseEventPayload(updated, wasActive, false), { idempotencyKey: `phase.ended:${updated.phases[wasActive]._id}` });
   }
-  if (active !== null && active !== before) {
-    await recordEvent(scope, 'subscription_phase.updated', phaseEventPayload(updated, active, true), { idempotencyKey: `phase.started:${updated.phases[active]._id}` });
+  if (isActive !== null && isActive !== wasActive) {
+    await recordEvent(scope, 'subscription_phase.updated', phaseEventPayload(updated, isActive, true), { idempotencyKey: `phase.started:${updated.phases[isActive]._id}` });
   }
-  if (status === 'active' && sub.status === 'scheduled') {
+  if (updated.status === 'active' && held.before.status === 'scheduled') {
     await recordEvent(scope, 'subscription.activated', subscriptionEventPayload(updated), { idempotencyKey: `subscription.activated:${subscriptionId}` });
   }
-  return status;
+  return updated.status;
 }

@@ -10,6 +10,8 @@ import { WebhookEndpoint, WebhookEndpointDoc } from '../../src/models/webhookEnd
 import { WriteHold } from '../../src/models/writeHold';
 import { disableEndpoint } from '../../src/services/webhookDeliveries';
 import { writeHeld } from '../../src/services/heldWrites';
+import { syncSubscriptionState } from '../../src/services/subscriptions';
+import { Subscription, SubscriptionDoc } from '../../src/models/subscription';
 
 useTestDatabase();
 let api: TestApi;
@@ -41,12 +43,31 @@ describe('held writes', () => {
     expect(await WriteHold.countDocuments({ _id: { $regex: '^webhook_endpoints:' } })).toBe(0);
   });
 
+  it("a subscription PATCH and its workflow's state write at once: both land", async () => {
+    const a = await newAccount(api.url);
+    const customer = (await a.api.post('/v1/customers', { email: 'held@x.io' })).body;
+    const product = (await a.api.post('/v1/products', { name: 'Plan' })).body;
+    const price = (await a.api.post('/v1/prices', { product_id: product.id, amount: 1000, recurring: { interval: 'month', interval_count: 1 } })).body;
+    for (let round = 0; round < ROUNDS; round++) {
+      const sub = (await a.api.post('/v1/subscriptions', { customer_id: customer.id, phases: [{ start_date: '2030-01-01', items: [{ price_id: price.id }] }] })).body;
+      expect(sub.status).toBe('scheduled');
+      const [patched, synced] = await Promise.all([
+        a.api.patch(`/v1/subscriptions/${sub.id}`, { proration_behavior: 'none' }),
+        after(round).then(() => syncSubscriptionState(sub.id, '2030-01-15T00:00:00.000Z')),
+      ]);
+      expect(patched.status).toBe(200);
+      expect(synced).toBe('active');
+      const stored = (await Subscription.findById(sub.id).lean<SubscriptionDoc>())!;
+      expect(stored).toMatchObject({ proration_behavior: 'none', status: 'active', active_phase_index: 0, write_version: 2 });
+    }
+  });
+
   it('a hold left by a writer that died is taken over once stale; a fresh one keeps others out', async () => {
     const a = await newAccount(api.url);
     const endpoint = (await a.api.post('/v1/webhook_endpoints', { url: 'https://hooks.example.com/y', subscriptions: ['*'] })).body;
     const holdId = `webhook_endpoints:${endpoint.id}#0`;
     await WriteHold.collection.insertOne({ _id: holdId, created_at: new Date() } as never);
-    expect(await writeHeld(WebhookEndpoint, endpoint.id, () => ({ description: 'blocked' }), 2)).toEqual({ result: 'busy' });
+    expect(await writeHeld(WebhookEndpoint, endpoint.id, () => ({ description: 'blocked' }), { tries: 2 })).toEqual({ result: 'busy' });
     await WriteHold.collection.updateOne({ _id: holdId } as never, { $set: { created_at: new Date(Date.now() - 61_000) } });
     const held = await writeHeld<WebhookEndpointDoc>(WebhookEndpoint, endpoint.id, () => ({ description: 'after the takeover' }));
     expect(held).toMatchObject({ result: 'written', after: { description: 'after the takeover', write_version: 1 } });
