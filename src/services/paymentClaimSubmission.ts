@@ -41,41 +41,41 @@ export async function submitPaymentClaim(deps: Dependencies, secret: string, inp
     throw new ApiError(422, 'invalid_request_error', 'verification_failed', 'Human verification failed; solve a new challenge and retry', 'verification');
   }
 
-  // One use: taking use n is an insert on `<link>#<n>` (atomic), so concurrent submissions cannot exceed max_uses.
+  // One use: taking use n is an insert on `<link>#<n>` (atomic), so concurrent submissions cannot
+  // exceed max_uses. The uses taken are the truth, not `use_count`: FerretDB v1 writes an update
+  // back as the whole document it read, so one submission's write can put back an older count; a
+  // use found taken is stepped over. The claim id goes in the same write as the count (one write
+  // of the link per submission, nothing to race a later count).
+  const claimId = newId(ID_PREFIX.paymentClaim);
+  let n = link.use_count ?? 0;
   for (let attempt = 0; ; attempt++) {
-    const n = link.use_count ?? 0;
-    const used = n + 1;
+    if (n >= link.max_uses || attempt > link.max_uses + 20) {
+      // Every use is taken (whatever the stored count says): shown as used from now on.
+      if (link.status === 'active' && n >= link.max_uses) await PaymentClaimLink.updateOne({ _id: link._id }, { $set: { use_count: link.max_uses, status: 'used' } });
+      throw unusable();
+    }
     const now = new Date();
-    let taken = true;
     try {
       await PaymentClaimLinkUse.create({ _id: `${link._id}#${n}`, link_id: link._id, created_at: now });
     } catch (err) {
       if (!isDuplicateKey(err)) throw err;
-      taken = false;
+      n += 1;
+      continue;
     }
-    const updated = taken
-      ? await PaymentClaimLink.findOneAndUpdate(
-          { _id: link._id },
-          { $set: { use_count: used, used_at: now, status: used >= link.max_uses ? 'used' : 'active' } },
-          { returnDocument: 'after' },
-        ).lean<PaymentClaimLinkDoc>()
-      : null;
-    if (updated) {
-      link = updated;
-      break;
-    }
-    await new Promise((r) => setTimeout(r, 10 * (attempt + 1)));
-    const fresh = await PaymentClaimLink.findById(link._id).lean<PaymentClaimLinkDoc>();
-    if (!fresh || !linkUsable(fresh) || attempt >= 20) {
-      if (fresh) link = fresh;
-      throw unusable();
-    }
-    link = fresh;
+    const used = n + 1;
+    const updated = await PaymentClaimLink.findOneAndUpdate(
+      { _id: link._id },
+      { $set: { use_count: used, used_at: now, status: used >= link.max_uses ? 'used' : 'active', crypto_payment_claim_id: claimId } },
+      { returnDocument: 'after' },
+    ).lean<PaymentClaimLinkDoc>();
+    if (!updated) throw unusable();
+    link = updated;
+    break;
   }
   const scope = scopeOfDoc(link);
   const claim = (
     await PaymentClaim.create({
-      _id: newId(ID_PREFIX.paymentClaim),
+      _id: claimId,
       ...scopeFilter(scope),
       status: 'pending',
       customer_id: link.customer_id,
@@ -87,7 +87,6 @@ export async function submitPaymentClaim(deps: Dependencies, secret: string, inp
       to_address: target.address,
     })
   ).toObject() as PaymentClaimDoc;
-  await PaymentClaimLink.updateOne({ _id: link._id }, { $set: { crypto_payment_claim_id: claim._id } });
   const out = presentPaymentClaim(claim);
   await recordEvent(scope, 'payment_claim.submitted', out);
   if (link.status === 'used') await deps.workflows.claimLink.close(link._id);

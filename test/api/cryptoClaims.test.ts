@@ -9,6 +9,8 @@ import { CryptoTransaction } from '../../src/models/cryptoTransaction';
 import { CryptoAddress } from '../../src/models/cryptoAddress';
 import { ChainCursor, ChainPaymentRecord } from '../../src/models/chainPayment';
 import { claimTransactionId } from '../../src/services/paymentClaims';
+import { submitPaymentClaim } from '../../src/services/paymentClaimSubmission';
+import { testDependencies } from '../support/dependencies';
 import { claimChallengeHmacKey, createClaimChallenge, verifyClaimSolution } from '../../src/services/claimChallenges';
 import { ConfigError, loadConfig } from '../../src/config';
 import type { TemporalContext } from '../../src/temporal/context';
@@ -421,6 +423,25 @@ describe('payment claims', () => {
     expect(subs.filter((r) => r.status === 201)).toHaveLength(2);
     expect(subs.filter((r) => r.status === 422).every((r) => r.body.error.code === 'parameter_invalid')).toBe(true);
     expect((await a.api.get(`/v1/payment_claim_links/${link.id}`)).body).toMatchObject({ status: 'used', use_count: 2 });
+  });
+
+  it('submissions at once to a multi-use link take every use, each once', async () => {
+    // Before, a submission wrote the link twice (its use, then its claim id), and FerretDB v1's
+    // write-back of the second could put back an older use count: later submissions then waited
+    // for a count that never moved and were refused with uses left. (The service: over HTTP the
+    // proof-of-work checks spread the submissions out.)
+    const deps = testDependencies({ env: { CLAIM_VERIFICATION: 'off', HOST: '127.0.0.1' } });
+    const { a, customer } = await setup();
+    for (let round = 0; round < 4; round++) {
+      const link = (await a.api.post('/v1/payment_claim_links', { customer_id: customer.id, max_uses: 6 })).body;
+      const submit = () => submitPaymentClaim(deps, secretOf(link), { transaction_id: txHash(), amount: '0.001', currency: 'BTC', to_address: BTC_BECH32 });
+      const claims = await Promise.all(Array.from({ length: 6 }, submit));
+      const after = (await a.api.get(`/v1/payment_claim_links/${link.id}`)).body;
+      expect(after).toMatchObject({ status: 'used', use_count: 6 });
+      expect(claims.map((c) => c.id)).toContain(after.crypto_payment_claim_id);
+      await expect(submit()).rejects.toThrow('can no longer be used');
+      expect(await PaymentClaim.countDocuments({ payment_claim_link_id: link.id })).toBe(6);
+    }
   });
 
   it('an approval that stopped between its decision and its transaction is finished by the next approval, once', async () => {
