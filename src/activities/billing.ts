@@ -17,9 +17,10 @@ export function createBillingActivities(deps: ActivityDeps) {
   }
   return {
     /** pending -> overdue when still due on that date; true when the invoice is overdue. */
-    markInvoiceOverdue: async (invoiceId: string, dueDate: string): Promise<boolean> => {
+    markInvoiceOverdue: async (invoiceId: string, dueDate: string): Promise<boolean | { dueDateMoved: string }> => {
       const outcome = await markInvoiceOverdue(deps, invoiceId, dueDate);
       if (outcome === 'marked') metrics.invoicesOverdue.inc();
+      if (typeof outcome === 'object') return { dueDateMoved: outcome.due_date_moved };
       return outcome !== 'not_pending';
     },
     /** The stored subscription as plain data for the plan, or null once deleted. */

@@ -96,8 +96,12 @@ export async function updateInvoice(deps: Dependencies, scope: Scope, id: string
   return presentInvoice(invoice);
 }
 
-/** `marked`: this call moved the invoice to overdue; `was_overdue`: an earlier call did (a retry). */
-export type OverdueOutcome = 'marked' | 'was_overdue' | 'not_pending';
+/**
+ * `marked`: this call moved the invoice to overdue; `was_overdue`: an earlier call did (a retry);
+ * `due_date_moved`: still pending, with another due date than the workflow waited for (a move
+ * whose signal never reached it: the workflow waits for the stored one).
+ */
+export type OverdueOutcome = 'marked' | 'was_overdue' | 'not_pending' | { due_date_moved: string };
 
 /**
  * Used by the due-date workflow's activity: pending -> overdue only if the invoice is still
@@ -109,6 +113,7 @@ export async function markInvoiceOverdue(deps: Dependencies, invoiceId: string, 
   if (held.result === 'busy') throw new Error(`invoice ${invoiceId} is held by other writers; retrying`);
   if (held.result === 'missing') return 'not_pending';
   const invoice = held.result === 'written' ? held.after : held.before;
+  if (invoice.status === 'pending' && invoice.due_date !== dueDate) return { due_date_moved: invoice.due_date };
   if (invoice.status !== 'overdue' || invoice.due_date !== dueDate) return 'not_pending';
   // The receivables report lists each open invoice with its status.
   await rollupsChanged(deps, scopeOfDoc(invoice), 'receivables');

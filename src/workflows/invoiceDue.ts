@@ -1,7 +1,7 @@
 /**
  * One workflow per open invoice: at the end of its due date (UTC) a still-pending invoice
- * becomes overdue. Moving the due date re-arms the timer; paying, canceling or deleting
- * the invoice ends the workflow.
+ * becomes overdue. Moving the due date re-arms the timer (the move's signal, or the stored
+ * date found when the timer fires); paying, canceling or deleting the invoice ends the workflow.
  */
 import { condition, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../activities';
@@ -32,6 +32,12 @@ export async function invoiceDueWorkflow(input: InvoiceDueInput): Promise<'overd
     if (wait > 0) await condition(() => closed || moved, wait);
     if (closed) return 'closed';
     if (moved) continue;
-    return (await markInvoiceOverdue(input.invoiceId, dueDate)) ? 'overdue' : 'not_pending';
+    const outcome = await markInvoiceOverdue(input.invoiceId, dueDate);
+    // Still pending with another due date (a move whose signal was lost): wait for that one.
+    if (typeof outcome === 'object' && outcome !== null) {
+      dueDate = outcome.dueDateMoved;
+      continue;
+    }
+    return outcome ? 'overdue' : 'not_pending';
   }
 }

@@ -5,6 +5,7 @@ import { createTestWorker, keepHistory, replay } from '../support/workflows';
 import { dayAfter } from '../../src/billing/dueDate';
 import { workflowIds } from '../../src/temporal/workflowIds';
 import { Event } from '../../src/models/event';
+import { Invoice } from '../../src/models/invoice';
 
 useTestDatabase();
 const taskQueue = 'invoice-due-test';
@@ -59,6 +60,22 @@ describe('invoice due-date workflow', () => {
       await stack.env.sleep('7 days');
       expect(await handle.result()).toBe('overdue');
       expect(await statusOf(a, invoice.id)).toBe('overdue');
+    });
+  });
+
+  it('waits for the stored due date when a move never reached it (its signal lost)', async () => {
+    const worker = await createTestWorker(stack.env, taskQueue);
+    await worker.runUntil(async () => {
+      const { a, invoice, handle } = await setup(2);
+      // Moved in the database only, as when the move's start intent was lost during an outage.
+      const moved = dayAfter(new Date(await stack.env.currentTimeMs()), 10);
+      await Invoice.updateOne({ _id: invoice.id }, { $set: { due_date: moved } });
+      await stack.env.sleep('5 days');
+      expect(await statusOf(a, invoice.id)).toBe('pending');
+      await stack.env.sleep('7 days');
+      expect(await handle.result()).toBe('overdue');
+      expect(await statusOf(a, invoice.id)).toBe('overdue');
+      expect(await Event.countDocuments({ event: 'invoice.overdue', 'payload.id': invoice.id, 'payload.due_date': moved })).toBe(1);
     });
   });
 
