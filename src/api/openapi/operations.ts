@@ -239,10 +239,11 @@ export const OPERATIONS: Operation[] = [
     create: createSubscriptionBody,
     update: updateSubscriptionBody,
     remove: true,
+    errors: { update: [409], delete: [409] },
     notes: {
       create: 'Phases must not overlap, leave no gaps, and have items of one interval each. A phase may start at most 366 days in the past.',
-      update: 'Only `proration_behavior` and `billing_cycle_anchor` can change; later charges follow the new settings.',
-      delete: 'Cancels (no further billing) and deletes it; its invoices stay.',
+      update: 'Only `proration_behavior` and `billing_cycle_anchor` can change; later charges follow the new settings. 409 `resource_changed` if the subscription\'s own billing kept it busy (retry).',
+      delete: 'Cancels (no further billing) and deletes it; its invoices stay. 409 `resource_changed` if the subscription\'s own billing kept it busy (retry).',
     },
   }),
   {
@@ -396,8 +397,10 @@ export const OPERATIONS: Operation[] = [
     update: updateWebhookEndpointBody,
     updateMethod: 'put',
     remove: true,
+    errors: { update: [409] },
     notes: {
       create: 'The answer is the only one, with regenerate_secret, that shows the full `signing_secret`.',
+      update: '409 `resource_changed` if an automatic disable was being written at the same moment (retry).',
       delete: 'Also deletes its deliveries.',
     },
   }),
@@ -407,7 +410,9 @@ export const OPERATIONS: Operation[] = [
     operationId: 'regenerate_webhook_secret',
     tag: 'Webhook endpoints',
     summary: 'Replace the signing secret (the old one stops at once)',
+    description: '409 `resource_changed` if an automatic disable was being written at the same moment (retry).',
     params: ID,
+    errors: [409],
     success: { status: 200, description: 'The endpoint with its new full secret', schema: 'WebhookEndpointWithSecret' },
   },
   {
