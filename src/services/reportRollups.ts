@@ -26,6 +26,7 @@ import type { OpenInvoice } from '../billing/receivables';
 import { collectionsRollup, CollectionsRollup, mrrRollup, MrrRollupMonth, receivablesRollup, ReceivablesGroup } from '../billing/rollups';
 import { loadCollectionsSource, loadMrrSubscriptions, loadOpenInvoices } from './reportSources';
 import type { Dependencies } from '../dependencies';
+import { ROLLUP_MAX_DELAY_MS } from '../temporal/reportDefinitions';
 
 const CREDIT_PART = 'credit';
 const DUE_PART = 'due:';
@@ -60,9 +61,37 @@ async function upsertState(scope: Scope, kind: RollupKind): Promise<void> {
   await upsertById(ReportRollupState.collection, rollupStateId(scope, kind), { $set: fields, $setOnInsert: { built_gen: '', build: '', parts: 0, built_at: null } });
 }
 
-/** Marks the rollup's source changed: a new `dirty_gen` on its mark. */
-async function markChanged(scope: Scope, kind: RollupKind): Promise<void> {
-  await upsertById(ReportRollupMark.collection, rollupStateId(scope, kind), { $set: { dirty_gen: randomGen() } });
+/**
+ * A dirty rollup whose last build is older than this gets a signal from the next write anyway:
+ * the write that made it dirty may have died before its signal (a rollup workflow that is alive
+ * rebuilds a dirty rollup at least every ROLLUP_MAX_DELAY_MS).
+ */
+const SIGNAL_DIRTY_AFTER_MS = 4 * ROLLUP_MAX_DELAY_MS;
+
+/**
+ * Marks the rollup's source changed (a new `dirty_gen` on its mark) and tells whether the rollup
+ * workflow needs a signal: only when the rollup was current before this mark (or was never built,
+ * or its last build is old). A rollup already dirty has had its signal from the write that made it
+ * dirty, and the workflow rebuilds until a rebuild ends current (`RebuildOutcome.current`), so a
+ * mark landing during a rebuild is seen by the rebuild's last read of the mark. The state is read
+ * after the mark, which that argument needs (DECISIONS, report rollups).
+ */
+async function markChanged(scope: Scope, kind: RollupKind): Promise<boolean> {
+  const id = rollupStateId(scope, kind);
+  let before: ReportRollupMarkDoc | null = null;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      before = (await ReportRollupMark.collection.findOneAndUpdate({ _id: id } as never, { $set: { dirty_gen: randomGen() } }, { upsert: true, returnDocument: 'before' })) as ReportRollupMarkDoc | null;
+      break;
+    } catch (err) {
+      // Two upserts of a new mark at once: FerretDB's second insert is a duplicate; update again.
+      if (!isDuplicateKey(err) || attempt > 0) throw err;
+    }
+  }
+  const state = await ReportRollupState.collection.findOne({ _id: id } as never, { projection: { build: 1, built_gen: 1, built_at: 1, dirty_gen: 1 } }) as ReportRollupStateDoc | null;
+  if (!state?.build || !state.built_at) return true;
+  const currentBefore = (state.built_gen ?? '') === (before?.dirty_gen ?? state.dirty_gen ?? '');
+  return currentBefore || Date.now() - new Date(state.built_at).getTime() > SIGNAL_DIRTY_AFTER_MS;
 }
 
 /** The rollup's state and its current `dirty_gen` (its mark's, else, for a state written by an earlier version, the state's), read together. */
@@ -87,8 +116,7 @@ export async function rollupsChanged(deps: Dependencies, scope: Scope, ...kinds:
   await Promise.all(
     kinds.map((kind) =>
       deps.inFlight.run(`rollup|${scopeKey(scope)}|${kind}`, async () => {
-        await markChanged(scope, kind);
-        await deps.workflows.reportRollup.stale(scope, [kind]);
+        if (await markChanged(scope, kind)) await deps.workflows.reportRollup.stale(scope, [kind]);
       }),
     ),
   );

@@ -177,6 +177,57 @@ describe('report rollups without a worker', () => {
     expect((await readReceivablesRollup(scope))!.invoices).toHaveLength(written);
   });
 
+  it('a write signals the workflow only when the rollup was current (or its last build is old)', async () => {
+    const { scope } = await seed();
+    const signalled: string[] = [];
+    const deps = testDependencies({ workflowOverrides: { reportRollup: { stale: async (_scope, kinds) => void signalled.push(...kinds) } } });
+    expect(await rebuildRollup(scope, 'mrr')).toMatchObject({ current: true });
+    await rollupsChanged(deps, scope, 'mrr');
+    expect(signalled).toEqual(['mrr']);
+    // Dirty now: the signal above brings the rebuild; these writes need none.
+    await rollupsChanged(deps, scope, 'mrr');
+    await rollupsChanged(deps, scope, 'mrr');
+    expect(signalled).toEqual(['mrr']);
+    expect(await rebuildRollup(scope, 'mrr')).toMatchObject({ current: true });
+    await rollupsChanged(deps, scope, 'mrr');
+    expect(signalled).toEqual(['mrr', 'mrr']);
+    // Dirty with a build a minute old: the write that made it dirty may have died before its signal.
+    await ReportRollupState.updateOne({ _id: rollupStateId(scope, 'mrr') }, { $set: { built_at: new Date(Date.now() - 61_000) } });
+    await rollupsChanged(deps, scope, 'mrr');
+    expect(signalled).toEqual(['mrr', 'mrr', 'mrr']);
+  });
+
+  it('a rebuild that ends dirty is rebuilt without another signal', async () => {
+    // An account no write signalled: this test's signal is the only one.
+    const a = await newAccount(stack.api.url);
+    const scope = { accountId: a.account_id as string, sandbox: null };
+    const handle = () => stack.env.client.workflow.getHandle(workflowIds.reportRollup(scope.accountId, null));
+    const rebuilds: boolean[] = [];
+    const worker = await createTestWorker(stack.env, taskQueue, {}, {
+      // The first rebuild of each run sees a write marked while it ran (marked without a signal).
+      rebuildReportRollup: async (input: { accountId: string; sandbox: string | null; kind: 'mrr' }) => {
+        if (rebuilds.length === 0) await ReportRollupMark.updateOne({ _id: rollupStateId(scope, input.kind) }, { $set: { dirty_gen: 'written-meanwhile' } }, { upsert: true });
+        const outcome = await rebuildRollup(scope, input.kind);
+        if (rebuilds.length === 0) await ReportRollupMark.updateOne({ _id: rollupStateId(scope, input.kind) }, { $set: { dirty_gen: 'written-during-the-rebuild' } });
+        const current = rebuilds.length === 0 ? false : outcome.current;
+        rebuilds.push(current);
+        return { ...outcome, current };
+      },
+    });
+    await worker.runUntil(async () => {
+      await stack.env.client.workflow.signalWithStart('reportRollupWorkflow', {
+        workflowId: workflowIds.reportRollup(scope.accountId, null),
+        taskQueue,
+        args: [{ accountId: scope.accountId, sandbox: null, pending: [] }],
+        signal: 'rollupStale',
+        signalArgs: ['mrr'],
+      });
+      await handle().result();
+    });
+    expect(rebuilds).toEqual([false, true]);
+    expect(await readMrrRollup(scope)).not.toBeNull();
+  });
+
   it('a first rebuild of a scope no write ever marked is current (documents written straight, as the bench does)', async () => {
     const a = await newAccount(stack.api.url);
     const scope = { accountId: a.account_id as string, sandbox: null };
