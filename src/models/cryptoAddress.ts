@@ -7,6 +7,12 @@ const cryptoAddressSchema = new Schema(
     ...scopedFields,
     ...listSlotFields,
     wallet_id: { type: String, required: true },
+    /**
+     * The wallet's customer (null for an account wallet): a wallet never changes owner, so a
+     * payment to the address knows whose it is without reading the wallet. Absent on addresses
+     * from earlier versions (read from the wallet then).
+     */
+    customer_id: { type: String, default: undefined },
     currency: { type: String, enum: ['BTC', 'ETH'], required: true },
     address: { type: String, required: true },
     /** Canonical form for uniqueness (ETH lowercased; bech32 lowercased). */

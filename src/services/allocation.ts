@@ -53,7 +53,8 @@ export async function ensurePriced(deps: Dependencies, tx: CryptoTransactionDoc)
   // By `_id` alone (FerretDB v1 scans the collection inside the write for any other filter field);
   // the value is the same on every attempt (price at the fixed timestamp), so a racing write is harmless.
   const updated = await CryptoTransaction.findOneAndUpdate({ _id: tx._id }, { $set: { usd_value: value, usd_price: price } }, { returnDocument: 'after' }).lean<CryptoTransactionDoc>();
-  await rollupsChanged(deps, scopeOfDoc(tx), 'collections');
+  // Not marked for the collections rollup here: the allocation's finish writes the transaction
+  // again and marks it after (one change of the source, marked once after its last write).
   return updated ?? tx;
 }
 
@@ -78,12 +79,16 @@ export interface AllocationOutcome {
   unallocated: string | null;
 }
 
-/** Events of a finished allocation, each keyed: recording them again writes nothing. */
-async function recordAllocationEvents(deps: Dependencies, tx: CryptoTransactionDoc): Promise<void> {
+/**
+ * Events of a finished allocation, each keyed: recording them again writes nothing. `paidNow`:
+ * allocations whose `invoice.paid` this attempt already recorded (with the invoice write), so
+ * they are not looked up again.
+ */
+async function recordAllocationEvents(deps: Dependencies, tx: CryptoTransactionDoc, paidNow: ReadonlySet<string> = new Set()): Promise<void> {
   const scope = scopeOfDoc(tx);
   for (const a of tx.allocations ?? []) {
     await recordEvent(scope, 'transaction_allocation.created', allocationEventPayload(tx, a), { idempotencyKey: `transaction_allocation.created:${a._id}` });
-    if (a.pays_in_full) await ensureInvoicePaidEvent(deps, a.invoice_id, a._id);
+    if (a.pays_in_full && !paidNow.has(a._id)) await ensureInvoicePaidEvent(deps, a.invoice_id, a._id);
   }
   if ((tx.allocations ?? []).length > 0) {
     await recordEvent(scope, 'crypto_transaction.allocated', presentCryptoTransaction(tx), { idempotencyKey: `crypto_transaction.allocated:${tx._id}` });
@@ -130,6 +135,7 @@ export async function allocateTransaction(deps: Dependencies, txId: string, opts
     const plan = allocatePayment({ paymentUsd: remaining, openInvoices: open, slippage: deps.config.slippageTolerance, mode: tx.customer_id ? 'customer' : 'account' });
 
     let conflict = false;
+    const paidNow = new Set<string>();
     for (const p of plan.allocations) {
       const inv = open.find((o) => o.id === p.invoice_id)!.doc;
       const entry: InvoiceCryptoAllocation = {
@@ -139,7 +145,7 @@ export async function allocateTransaction(deps: Dependencies, txId: string, opts
         pays_in_full: p.pays_in_full,
         created_at: now,
       };
-      const r = await applyCryptoAllocation(deps, inv._id, entry, { amount_paid: inv.amount_paid ?? '0.00', status: inv.status });
+      const r = await applyCryptoAllocation(deps, inv._id, entry, { amount_paid: inv.amount_paid ?? '0.00', status: inv.status }, inv);
       if (r.result === 'conflict') {
         // Its next slot may be held by an allocation that died half-way: settled, so the next attempt goes through.
         await settleStaleInvoiceSlot(deps, inv._id);
@@ -147,6 +153,8 @@ export async function allocateTransaction(deps: Dependencies, txId: string, opts
         break;
       }
       const e = r.entry;
+      // Applied now: its `invoice.paid` was recorded with the write (applyCryptoAllocation).
+      if (r.result === 'applied') paidNow.add(e.id);
       if (!known.has(e.id)) known.set(e.id, { _id: e.id, invoice_id: inv._id, amount_applied: e.amount_applied, pays_in_full: e.pays_in_full, created_at: new Date(e.created_at) });
     }
     if (conflict) continue;
@@ -155,21 +163,20 @@ export async function allocateTransaction(deps: Dependencies, txId: string, opts
     const entries = [...known.values()];
     const total = sumAmounts(entries.map((e) => e.amount_applied));
     const unallocated = subtractAmounts(tx.usd_value!, total);
-    // `allocated_at` is checked in code, then the write is by `_id` alone (fast on FerretDB v1). Allocations of
-    // one customer run one at a time in its workflow, and the entries are the same on a replay.
-    const latest = await CryptoTransaction.findById(tx._id).lean<CryptoTransactionDoc>();
-    const finished = latest && !latest.allocated_at
-      ? await CryptoTransaction.findOneAndUpdate(
-          { _id: tx._id },
-          { $set: { allocations: entries, unallocated_amount: new Dec(unallocated).isNegative() ? '0.00' : unallocated, allocated_at: now } },
-          { returnDocument: 'after' },
-        ).lean<CryptoTransactionDoc>()
-      : null;
-    const final = finished ?? latest;
+    // `allocated_at` was checked in code when this attempt read the transaction; the write is by
+    // `_id` alone (a filter is no guard on FerretDB v1 anyway). Allocations of one customer run
+    // one at a time in its workflow, a manual allocation waits for `allocated_at`, and a replay
+    // writes the same entries (derived ids).
+    const finished = await CryptoTransaction.findOneAndUpdate(
+      { _id: tx._id },
+      { $set: { allocations: entries, unallocated_amount: new Dec(unallocated).isNegative() ? '0.00' : unallocated, allocated_at: now } },
+      { returnDocument: 'after' },
+    ).lean<CryptoTransactionDoc>();
+    const final = finished;
     if (!final) return { status: 'missing', allocations: 0, unallocated: null };
     // Also when an earlier attempt wrote it (it may have died before marking).
     await rollupsChanged(deps, scopeOfDoc(final), 'collections');
-    await recordAllocationEvents(deps, final);
+    await recordAllocationEvents(deps, final, paidNow);
     return { status: finished ? 'allocated' : 'already_allocated', allocations: final.allocations.length, unallocated: final.unallocated_amount ?? null };
   }
   throw new AllocationConflictError(`invoices of transaction ${txId} kept changing during allocation`);

@@ -53,6 +53,7 @@ export async function createCryptoAddress(scope: Scope, input: CryptoAddressInpu
         _id: newId(ID_PREFIX.cryptoAddress),
         ...scopeFilter(scope),
         wallet_id: wallet._id,
+        customer_id: wallet.owner_type === 'customer' ? wallet.owner_id : null,
         currency,
         address: input.address.trim(),
         address_key: checked.canonical,

@@ -96,9 +96,8 @@ export async function recordCryptoTransaction(
   } else if (opts.senderAddress) {
     from = { id: await ownAddressId(scope, currency, opts.senderAddress), address: opts.senderAddress };
   }
-  const wallet = await findInScope<WalletDoc>(Wallet, scope, address.wallet_id);
   const id = opts.id ?? newId(ID_PREFIX.cryptoTransaction);
-  const customerId = wallet?.owner_type === 'customer' ? wallet.owner_id : null;
+  const customerId = await customerOfAddress(scope, address);
   // Recorded before the transaction, so a crash between the two cannot lose its allocation.
   const allocate = await deps.workflows.allocation.plan({ _id: id, customer_id: customerId, ...scopeFilter(scope) }, { recorded: false });
   let tx: CryptoTransactionDoc;
@@ -144,6 +143,13 @@ async function announce(deps: Dependencies, scope: Scope, tx: CryptoTransactionD
   await recordEvent(scope, 'crypto_transaction.received', presentCryptoTransaction(tx), { idempotencyKey: `crypto_transaction.received:${tx._id}` });
   await allocate();
   return tx;
+}
+
+/** The customer whose wallet holds the address (null for an account wallet): kept on the address, else its wallet's. */
+async function customerOfAddress(scope: Scope, address: CryptoAddressDoc): Promise<string | null> {
+  if (address.customer_id !== undefined) return address.customer_id ?? null;
+  const wallet = await findInScope<WalletDoc>(Wallet, scope, address.wallet_id);
+  return wallet?.owner_type === 'customer' ? wallet.owner_id : null;
 }
 
 /** The id of the scope's own address `address` (a payment between two of its addresses), else null. */

@@ -237,8 +237,10 @@ export async function applyCryptoAllocation(
   invoiceId: string,
   entry: InvoiceCryptoAllocation,
   expected: { amount_paid: string; status: InvoiceStatus },
+  /** The invoice as the caller just read it (what it planned from): the slot to take is named from it; it is read again under the slot. */
+  seen?: InvoiceDoc,
 ): Promise<{ result: 'applied' | 'already_applied' | 'conflict'; entry: InvoiceCryptoAllocation }> {
-  const current = await Invoice.findById(invoiceId).lean<InvoiceDoc>();
+  const current = seen ?? (await Invoice.findById(invoiceId).lean<InvoiceDoc>());
   if (!current) return { result: 'conflict', entry };
   const entries = cryptoAllocationsOf(current);
   const existing = entries.find((e) => e.id === entry.id);

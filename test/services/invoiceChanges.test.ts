@@ -37,9 +37,10 @@ function allocate(invoiceId: string) {
   return applyCryptoAllocation(deps, invoiceId, entry, { amount_paid: '0.00', status: 'pending' }).then((r) => ({ ...r, entry }));
 }
 
-/** Retries a conflict as the allocation workflow does (it plans again from a fresh read). */
+/** Retries a conflict as the allocation workflow does (it plans again from a fresh read, after a short pause). */
 async function allocateUntilSettled(invoiceId: string) {
   for (let attempt = 0; attempt < 20; attempt++) {
+    if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 10 * attempt));
     const r = await allocate(invoiceId);
     if (r.result !== 'conflict') return r;
     const now = await Invoice.findById(invoiceId).lean<InvoiceDoc>();
@@ -109,7 +110,8 @@ describe('an invoice written by an allocation and a change at once', () => {
         // Planned from pending or from overdue, whichever it read: a conflict re-plans.
         (async () => {
           await after(round);
-          for (;;) {
+          for (let attempt = 0; ; attempt++) {
+            if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 10 * Math.min(attempt, 20)));
             const now = (await Invoice.findById(invoice.id).lean<InvoiceDoc>())!;
             const entry = { id: `alloc_${randomHex(8)}`, transaction_id: `trxn_${randomHex(8)}`, amount_applied: '40.00', pays_in_full: false, created_at: new Date() };
             const r = await applyCryptoAllocation(deps, invoice.id, entry, { amount_paid: now.amount_paid ?? '0.00', status: now.status });
