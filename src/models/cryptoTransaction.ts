@@ -41,6 +41,12 @@ const cryptoTransactionSchema = new Schema(
     /** USD not applied to any invoice (credit), set when automatic allocation finished. */
     unallocated_amount: { type: String, default: null },
     allocated_at: { type: Date, default: null },
+    /**
+     * Written true with the transaction, false by its allocation's finish: the transaction is its
+     * own start intent for the allocation (temporal/clients/allocation.ts). Absent on transactions
+     * from earlier versions (their intents were workflow_starts documents).
+     */
+    allocation_due: { type: Boolean, default: undefined },
     payment_claim_id: { type: String, default: null },
   },
   { timestamps, versionKey: false },
@@ -48,6 +54,8 @@ const cryptoTransactionSchema = new Schema(
 cryptoTransactionSchema.index({ dedupe_key: 1 }, { unique: true });
 cryptoTransactionSchema.index({ account_id: 1, sandbox: 1, timestamp: -1, _id: -1 });
 cryptoTransactionSchema.index({ to_address_id: 1 });
+// The allocation sweeper's `{ allocation_due: true }`.
+cryptoTransactionSchema.index({ allocation_due: 1 });
 
 export type CryptoTransactionDoc = InferSchemaType<typeof cryptoTransactionSchema> & {
   _id: string;

@@ -108,6 +108,8 @@ export async function allocateTransaction(deps: Dependencies, txId: string, opts
     let tx = await CryptoTransaction.findById(txId).lean<CryptoTransactionDoc>();
     if (!tx) return { status: 'missing', allocations: 0, unallocated: null };
     if (tx.allocated_at) {
+      // Finished, but still due: written by a finish that raced another (both wrote the same entries).
+      if (tx.allocation_due) await CryptoTransaction.updateOne({ _id: tx._id }, { $set: { allocation_due: false } });
       await recordAllocationEvents(deps, tx);
       return { status: 'already_allocated', allocations: tx.allocations.length, unallocated: tx.unallocated_amount ?? null };
     }
@@ -169,7 +171,7 @@ export async function allocateTransaction(deps: Dependencies, txId: string, opts
     // writes the same entries (derived ids).
     const finished = await CryptoTransaction.findOneAndUpdate(
       { _id: tx._id },
-      { $set: { allocations: entries, unallocated_amount: new Dec(unallocated).isNegative() ? '0.00' : unallocated, allocated_at: now } },
+      { $set: { allocations: entries, unallocated_amount: new Dec(unallocated).isNegative() ? '0.00' : unallocated, allocated_at: now, allocation_due: false } },
       { returnDocument: 'after' },
     ).lean<CryptoTransactionDoc>();
     const final = finished;
@@ -182,9 +184,9 @@ export async function allocateTransaction(deps: Dependencies, txId: string, opts
   throw new AllocationConflictError(`invoices of transaction ${txId} kept changing during allocation`);
 }
 
-/** Starts allocation of a transaction already recorded (see `AllocationWorkflows.plan`). */
+/** Starts allocation of a transaction already recorded (see `AllocationWorkflows.request`). */
 export async function scheduleAllocation(deps: Pick<Dependencies, 'workflows'>, tx: Allocatable): Promise<void> {
-  await (await deps.workflows.allocation.plan(tx, { recorded: true }))();
+  await deps.workflows.allocation.request(tx);
 }
 
 // ---- manual allocation ----------------------------------------------------------------------

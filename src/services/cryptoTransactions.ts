@@ -98,8 +98,6 @@ export async function recordCryptoTransaction(
   }
   const id = opts.id ?? newId(ID_PREFIX.cryptoTransaction);
   const customerId = await customerOfAddress(scope, address);
-  // Recorded before the transaction, so a crash between the two cannot lose its allocation.
-  const allocate = await deps.workflows.allocation.plan({ _id: id, customer_id: customerId, ...scopeFilter(scope) }, { recorded: false });
   let tx: CryptoTransactionDoc;
   try {
     tx = (
@@ -119,6 +117,8 @@ export async function recordCryptoTransaction(
         customer_id: customerId,
         dedupe_key: dedupeKey(scope, currency, transactionId, address.address_key),
         payment_claim_id: opts.paymentClaimId ?? null,
+        // Its own allocation intent: a sweeper signals it if the signal below never goes.
+        allocation_due: true,
       })
     ).toObject() as CryptoTransactionDoc;
   } catch (err) {
@@ -134,14 +134,14 @@ export async function recordCryptoTransaction(
     if (existing && !existing.allocated_at) await announce(deps, scope, existing);
     throw ApiError.invalid('This transaction has already been recorded for this address', 'transaction_id', { transaction_id: ['has already been recorded for this address'] });
   }
-  return announce(deps, scope, tx, allocate);
+  return announce(deps, scope, tx);
 }
 
 /** `crypto_transaction.received` (once per transaction) and allocation: both safe to repeat. */
-async function announce(deps: Dependencies, scope: Scope, tx: CryptoTransactionDoc, allocate = () => scheduleAllocation(deps, tx)): Promise<CryptoTransactionDoc> {
+async function announce(deps: Dependencies, scope: Scope, tx: CryptoTransactionDoc): Promise<CryptoTransactionDoc> {
   await rollupsChanged(deps, scope, 'collections');
   await recordEvent(scope, 'crypto_transaction.received', presentCryptoTransaction(tx), { idempotencyKey: `crypto_transaction.received:${tx._id}` });
-  await allocate();
+  await scheduleAllocation(deps, tx);
   return tx;
 }
 

@@ -170,14 +170,13 @@ async function markStarted(intent: Intent): Promise<void> {
  * intent cannot be written (the database failed: so does the request). In `direct` mode nothing
  * is recorded and `start()` makes the start, throwing when it fails.
  */
-export async function recordWorkflowStart<A extends unknown[]>(outbox: WorkflowStarts, req: WorkflowStartRequest<A>): Promise<PendingStart> {
-  const { temporal } = outbox;
+function intentOf(outbox: WorkflowStarts, req: WorkflowStartRequest): Intent {
   const now = new Date();
-  const intent: Intent = {
+  return {
     _id: intentKey(req),
     workflow_id: req.workflowId,
     workflow_type: req.workflowType,
-    task_queue: temporal.taskQueue,
+    task_queue: outbox.temporal.taskQueue,
     args: req.args,
     signal: req.signal?.name ?? null,
     signal_args: req.signal?.args ?? null,
@@ -192,6 +191,11 @@ export async function recordWorkflowStart<A extends unknown[]>(outbox: WorkflowS
     next_attempt_at: now,
     created_at: now,
   };
+}
+
+export async function recordWorkflowStart<A extends unknown[]>(outbox: WorkflowStarts, req: WorkflowStartRequest<A>): Promise<PendingStart> {
+  const { temporal } = outbox;
+  const intent = intentOf(outbox, req);
   if (outbox.mode === 'direct') return { start: () => startNow(temporal, intent) };
   for (let attempt = 0; ; attempt++) {
     try {
@@ -206,26 +210,53 @@ export async function recordWorkflowStart<A extends unknown[]>(outbox: WorkflowS
   return { start: () => tryStart(outbox, intent) };
 }
 
+/**
+ * A start whose intent is kept by the resource itself (a crypto transaction waiting for its
+ * allocation is `allocation_due`, and a sweeper of its own sends what was not sent): tried at
+ * once, with the outbox's pause after an outage; in `outbox` mode a failure is logged and left
+ * to that sweeper, in `direct` mode it throws. True when it went through.
+ */
+export async function startWithoutIntent<A extends unknown[]>(outbox: WorkflowStarts, req: WorkflowStartRequest<A>, opts: { throwOnFailure?: boolean } = {}): Promise<boolean> {
+  const intent = intentOf(outbox, req);
+  if (outbox.mode === 'direct' || opts.throwOnFailure) {
+    const sentAt = Date.now();
+    try {
+      await startNow(outbox.temporal, intent);
+    } catch (err) {
+      if (isTemporalUnavailable(err)) pauseAfterOutage(outbox, sentAt);
+      throw err;
+    }
+    startedNow(outbox);
+    return true;
+  }
+  return sendLive(outbox, intent);
+}
+
 /** Records the intent and tries it at once: the one call for a start that follows its write. */
 export async function requestWorkflowStart<A extends unknown[]>(outbox: WorkflowStarts, req: WorkflowStartRequest<A>): Promise<void> {
   await (await recordWorkflowStart(outbox, req)).start();
 }
 
-async function tryStart(outbox: WorkflowStarts, intent: Intent): Promise<void> {
-  const log = outbox.logger;
+/** One live try, skipped during the pause after an outage; a failure is logged (a sweeper sends it later). */
+async function sendLive(outbox: WorkflowStarts, intent: Intent): Promise<boolean> {
   // Temporal was found unreachable a moment ago: the request does not wait out another deadline.
-  if (Date.now() < outbox.pausedUntil) return;
+  if (Date.now() < outbox.pausedUntil) return false;
   const sentAt = Date.now();
   try {
     await startNow(outbox.temporal, intent);
     startedNow(outbox);
+    return true;
   } catch (err) {
     if (isTemporalUnavailable(err)) pauseAfterOutage(outbox, sentAt);
-    log.warn({ err, workflowId: intent.workflow_id, workflowType: intent.workflow_type }, 'workflow start failed; the outbox sweeper will retry');
-    return;
+    outbox.logger.warn({ err, workflowId: intent.workflow_id, workflowType: intent.workflow_type }, 'workflow start failed; the sweeper will retry');
+    return false;
   }
+}
+
+async function tryStart(outbox: WorkflowStarts, intent: Intent): Promise<void> {
+  if (!(await sendLive(outbox, intent))) return;
   // Not marked (a database hiccup): the sweeper starts it again, which is harmless.
-  await markStarted(intent).catch((err) => log.warn({ err, workflowId: intent.workflow_id }, 'workflow started, but its intent was not marked'));
+  await markStarted(intent).catch((err) => outbox.logger.warn({ err, workflowId: intent.workflow_id }, 'workflow started, but its intent was not marked'));
 }
 
 async function resourceExists(intent: Intent): Promise<boolean> {

@@ -12,6 +12,10 @@ import { createWorkflowStarts, recordWorkflowStart, requestWorkflowStart } from 
 import { WorkflowStart } from '../../src/models/workflowStart';
 import { randomString } from '../../src/lib/ids';
 import { waitFor } from '../support/wait';
+import { allocationWorkflows } from '../../src/temporal/clients/allocation';
+import { CryptoTransaction } from '../../src/models/cryptoTransaction';
+import { workflowIds } from '../../src/temporal/workflowIds';
+import { allocateSignal } from '../../src/temporal/cryptoDefinitions';
 
 useTestDatabase();
 const logger = pino({ level: 'silent' });
@@ -64,6 +68,28 @@ describe('workflow starts', () => {
     expect(await WorkflowStart.findById(directId).lean()).toBeNull();
     await unreachable.close().catch(() => undefined);
   }, 30_000);
+
+  it('allocation sweep: signals a transaction still due once it is old enough, and not again soon after', async () => {
+    const allocation = allocationWorkflows(createWorkflowStarts({ client, taskQueue }, logger));
+    const customer = `cust_sweep${randomString(8)}`;
+    const tx = (id: string, createdAt: Date) => ({
+      _id: id, account_id: 'acct_sweep', sandbox: null, customer_id: customer, currency: 'BTC', amount: '0.001', transaction_id: id,
+      transaction_source: 'manual_entry', timestamp: createdAt, to_address_id: 'addr', to_address: 'a', wallet_id: 'w', dedupe_key: id,
+      allocation_due: true, allocated_at: null, created_at: createdAt, updated_at: createdAt,
+    });
+    const old = `trxn_old${randomString(8)}`;
+    const young = `trxn_young${randomString(8)}`;
+    await CryptoTransaction.collection.insertMany([tx(old, new Date(Date.now() - 60_000)), tx(young, new Date())] as never[]);
+    expect(await allocation.sweep({ minAgeMs: 30_000, batch: 10 })).toBe(1);
+    // The customer's workflow got the old one (no worker polls this queue: it waits with its signal).
+    const handle = client.workflow.getHandle(workflowIds.allocation(customer));
+    const { events } = await handle.fetchHistory();
+    const signals = events!.filter((e) => e.workflowExecutionSignaledEventAttributes).map((e) => e.workflowExecutionSignaledEventAttributes!.signalName);
+    expect(signals).toEqual([allocateSignal.name]);
+    // Signalled a moment ago: not again (it may be stuck while the oracle is down).
+    expect(await allocation.sweep({ minAgeMs: 30_000, batch: 10 })).toBe(0);
+    await handle.terminate('test done');
+  });
 
   it('a start that fails after another got through does not pause the outbox; one that fails after it does', async () => {
     // The server as a restart leaves it: a start sent before it came back fails late (here when

@@ -49,13 +49,14 @@ export function inlineWorkflows(deps: () => Dependencies): Workflows {
     outbox: null,
     allocation: {
       // An oracle failure (or invoices that kept changing) leaves the transaction unallocated.
-      plan: async (tx) => async () => {
+      request: async (tx) => {
         try {
           await allocateTransaction(deps(), tx._id);
         } catch (err) {
           if (!(err instanceof PriceUnavailableError) && !(err instanceof AllocationConflictError)) throw err;
         }
       },
+      sweep: async () => 0,
       allocateFirst: async (txId) => {
         try {
           await allocateTransaction(deps(), txId);

@@ -3,8 +3,8 @@
  * once it is back (the workflow-start outbox, services/workflowStarts.ts). This file runs its own
  * Temporal dev server, stops it, creates an invoice, a subscription, a payment claim link and a
  * manual crypto transaction through the API, starts the server again with a worker, and sees the
- * sweeper start the due-date, subscription, link and allocation workflows, and the transaction
- * allocated to the invoice.
+ * sweepers start the due-date, subscription and link workflows (from their intents) and the
+ * allocation workflow (from the transaction still due), and the transaction allocated to the invoice.
  */
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
@@ -21,7 +21,7 @@ import { workflowIds } from '../../src/temporal/workflowIds';
 import { startWorkflowStartsDomain } from '../../src/startup/domains/workflowStarts';
 import { START_DEADLINE_MS, sweepWorkflowStarts } from '../../src/services/workflowStarts';
 import { WorkflowStart } from '../../src/models/workflowStart';
-import { allocateSignal } from '../../src/temporal/cryptoDefinitions';
+import { CryptoTransaction } from '../../src/models/cryptoTransaction';
 import { overdueAt } from '../../src/billing/dueDate';
 import { temporal as proto } from '@temporalio/proto';
 
@@ -63,7 +63,7 @@ beforeAll(async () => {
   // The app's domains without Temporal, its workflow clients on this file's client, and a fast sweeper.
   deps = testDependencies({ temporal: { client, taskQueue: TASK_QUEUE } });
   api = await startTestApi({ workflows: deps.workflows }, {}, null);
-  stopSweeper = await startWorkflowStartsDomain(deps, { intervalMs: 500, minAgeMs: 1_000 });
+  stopSweeper = await startWorkflowStartsDomain(deps, { intervalMs: 500, minAgeMs: 1_000, allocationMinAgeMs: 1_000 });
 });
 
 afterAll(async () => {
@@ -105,19 +105,16 @@ describe('workflow starts while Temporal is down', () => {
       expect(res.ms).toBeLessThan(bound);
     }
 
-    const expected = [
-      workflowIds.invoiceDue(invoice.body.id),
-      workflowIds.subscription(subscription.body.id),
-      workflowIds.claimLink(link.body.id),
-      workflowIds.allocation(customer.id),
-    ];
+    const recorded = [workflowIds.invoiceDue(invoice.body.id), workflowIds.subscription(subscription.body.id), workflowIds.claimLink(link.body.id)];
+    const expected = [...recorded, workflowIds.allocation(customer.id)];
     // Recorded, not started; a sweep while Temporal is down changes nothing.
     await expect(sweepWorkflowStarts(deps.workflows.outbox!, { minAgeMs: 0, batch: 10 })).rejects.toThrow();
     const waiting = await WorkflowStart.find({ workflow_id: { $in: expected } }).lean();
-    expect(waiting.map((w) => w.workflow_id).sort()).toEqual([...expected].sort());
+    expect(waiting.map((w) => w.workflow_id).sort()).toEqual([...recorded].sort());
     expect(waiting.every((w) => w.started === false)).toBe(true);
-    const allocation = waiting.find((w) => w.workflow_id === workflowIds.allocation(customer.id))!;
-    expect(allocation).toMatchObject({ workflow_type: 'allocationWorkflow', signal: allocateSignal.name, signal_args: [tx.body.id], task_queue: TASK_QUEUE });
+    // The transaction is its own allocation intent: still due, and no intent document for it.
+    expect(await CryptoTransaction.findById(tx.body.id).lean()).toMatchObject({ allocation_due: true, allocated_at: null });
+    await expect(deps.workflows.allocation.sweep({ minAgeMs: 0, batch: 10 })).rejects.toThrow();
 
     await server.start();
     await startWorker();
@@ -132,6 +129,7 @@ describe('workflow starts while Temporal is down', () => {
       return got.allocations.length > 0 ? got : null;
     }, 'the allocation', 60_000);
     expect(allocated.allocations).toEqual([expect.objectContaining({ invoice_id: invoice.body.id, amount_applied: '100.00' })]);
+    expect(await CryptoTransaction.findById(tx.body.id).lean()).toMatchObject({ allocation_due: false });
     expect((await a.api.get(`/v1/invoices/${invoice.body.id}`)).body).toMatchObject({ status: 'paid', amount_paid: '100.00' });
     // The subscription workflow runs (its first phase is in the future) and the link waits for its expiry.
     expect((await client.workflow.getHandle(workflowIds.subscription(subscription.body.id)).describe()).status.name).toBe('RUNNING');
