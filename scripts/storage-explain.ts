@@ -20,7 +20,8 @@ import { PaymentClaimLink } from '../src/models/paymentClaimLink';
 import '../src/models/account';
 import '../src/models/chainPayment';
 import '../src/models/cryptoAddress';
-import '../src/models/cryptoTransaction';
+import { CryptoTransaction } from '../src/models/cryptoTransaction';
+import { OtpSpentStep } from '../src/models/otpSpentStep';
 import '../src/models/paymentClaim';
 import '../src/models/price';
 import '../src/models/product';
@@ -49,6 +50,9 @@ async function load(): Promise<void> {
   await bulk(WebhookDelivery, 6000, (i) => ({ _id: `whd_${i}`, endpoint_id: `we_${i % 600}`, event_id: `evt_${i}`, status: i % 10 ? 'succeeded' : 'pending', created_at: new Date(now - i * 1000) }));
   await bulk(ApiToken, 1000, (i) => ({ _id: `tokhash_${i}`, account_id: `acct_${i % 200}`, user_id: i, sandbox: null, last4: 'abcd', revoked_at: null, created_at: new Date() }));
   await bulk(IdempotencyKey, 5000, (i) => ({ _id: `idem_${i}`, request_hash: 'h', state: 'done', status: 200, body: null, created_at: new Date(now - i * 1000) }));
+  // 20,000 transactions, the last 50 still due for allocation (in flight).
+  await bulk(CryptoTransaction, 20000, (i) => ({ _id: `trxn_${i}`, account_id: i < 8000 ? 'acct_A' : 'acct_B', sandbox: null, customer_id: `cust_${i % 2000}`, allocation_due: i >= 19950, dedupe_key: `dk_${i}`, timestamp: new Date(now - (20000 - i) * 1000), created_at: new Date(now - (20000 - i) * 1000) }));
+  await bulk(OtpSpentStep, 3000, (i) => ({ _id: `${i % 1000}#${59000000 + i}`, user_id: i % 1000, step: 59000000 + i, created_at: new Date() }));
   await bulk(PaymentClaimLink, 2000, (i) => ({ _id: `pcl_${i}`, account_id: acct(i * 4), sandbox: null, customer_id: `cust_${i * 4}`, created_at: new Date(now - i * 1000) }));
 }
 
@@ -88,6 +92,8 @@ async function main(): Promise<void> {
     await explain('open invoices of a customer (allocation: Invoice.find({customer_id}))', 'invoices', find('invoices', { customer_id: 'cust_7' }));
     await explain('open invoices of a customer (pay page: customer_id + status $in)', 'invoices', find('invoices', { customer_id: 'cust_7', status: { $in: ['pending', 'overdue'] } }));
     await explain('undispatched events (sweeper)', 'events', find('events', { dispatched: false, timestamp: { $lte: new Date() } }, { sort: { timestamp: 1 }, limit: 100 }));
+    await explain('transactions still due for allocation (allocation sweeper)', 'crypto_transactions', find('crypto_transactions', { allocation_due: true }, { limit: 800 }));
+    await explain("a user's spent TOTP steps (sign-in)", 'otp_spent_steps', find('otp_spent_steps', { user_id: 7 }));
     await explain('webhook endpoints of an account scope (dispatch)', 'webhook_endpoints', find('webhook_endpoints', { account_id: 'acct_7', sandbox: null }));
     await explain('pending deliveries of an endpoint', 'webhook_deliveries', find('webhook_deliveries', { endpoint_id: 'we_7', status: 'pending' }));
     await explain('token by hash (ApiToken.findById)', 'api_tokens', find('api_tokens', { _id: 'tokhash_7' }));
