@@ -5,6 +5,7 @@
  * secret back in most rounds, after the API had answered with the new one.
  */
 import { useTestDatabase } from '../support/db';
+import { RACE_ROUNDS, raceOffset } from '../support/race';
 import { newAccount, startTestApi, TestApi } from '../support/api';
 import { WebhookEndpoint, WebhookEndpointDoc } from '../../src/models/webhookEndpoint';
 import { WriteHold } from '../../src/models/writeHold';
@@ -22,18 +23,15 @@ afterAll(async () => {
   await api.close();
 });
 
-const ROUNDS = 40;
-/** The second writer starts 0-7 ms after the first, so the rounds cover the ways the two can overlap. */
-const after = (round: number) => new Promise((resolve) => setTimeout(resolve, round % 8));
 
 describe('held writes', () => {
   it('a secret rotation and an auto-disable at once: both land', async () => {
     const a = await newAccount(api.url);
-    for (let round = 0; round < ROUNDS; round++) {
+    for (let round = 0; round < RACE_ROUNDS; round++) {
       const endpoint = (await a.api.post('/v1/webhook_endpoints', { url: 'https://hooks.example.com/x', subscriptions: ['*'] })).body;
       const [rotated] = await Promise.all([
         a.api.post(`/v1/webhook_endpoints/${endpoint.id}/regenerate_secret`),
-        after(round).then(() => disableEndpoint(null, endpoint.id, 'connection_error')),
+        raceOffset(round).then(() => disableEndpoint(null, endpoint.id, 'connection_error')),
       ]);
       expect(rotated.status).toBe(200);
       const stored = (await WebhookEndpoint.findById(endpoint.id).lean<WebhookEndpointDoc>())!;
@@ -48,12 +46,12 @@ describe('held writes', () => {
     const customer = (await a.api.post('/v1/customers', { email: 'held@x.io' })).body;
     const product = (await a.api.post('/v1/products', { name: 'Plan' })).body;
     const price = (await a.api.post('/v1/prices', { product_id: product.id, amount: 1000, recurring: { interval: 'month', interval_count: 1 } })).body;
-    for (let round = 0; round < ROUNDS; round++) {
+    for (let round = 0; round < RACE_ROUNDS; round++) {
       const sub = (await a.api.post('/v1/subscriptions', { customer_id: customer.id, phases: [{ start_date: '2030-01-01', items: [{ price_id: price.id }] }] })).body;
       expect(sub.status).toBe('scheduled');
       const [patched, synced] = await Promise.all([
         a.api.patch(`/v1/subscriptions/${sub.id}`, { proration_behavior: 'none' }),
-        after(round).then(() => syncSubscriptionState(sub.id, '2030-01-15T00:00:00.000Z')),
+        raceOffset(round).then(() => syncSubscriptionState(sub.id, '2030-01-15T00:00:00.000Z')),
       ]);
       expect(patched.status).toBe(200);
       expect(synced).toBe('active');

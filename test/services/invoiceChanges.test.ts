@@ -6,6 +6,7 @@
  * voided invoice back to pending.
  */
 import { useTestDatabase } from '../support/db';
+import { RACE_ROUNDS, raceOffset } from '../support/race';
 import { newAccount, startTestApi, TestApi } from '../support/api';
 import { testDependencies } from '../support/dependencies';
 import { customerWithWallet, invoiceOf } from '../crypto/helpers';
@@ -27,9 +28,6 @@ afterAll(async () => {
   await api.close();
 });
 
-const ROUNDS = 40;
-/** The second writer starts 0-7 ms after the first, so the rounds cover the ways the two can overlap. */
-const after = (round: number) => new Promise((resolve) => setTimeout(resolve, round % 8));
 
 /** The allocation of 40.00 to the invoice as planned from a pending, unpaid read. */
 function allocate(invoiceId: string) {
@@ -63,11 +61,11 @@ describe('an invoice written by an allocation and a change at once', () => {
     const a = await newAccount(api.url);
     const { customer } = await customerWithWallet(a.api);
     const scope = { accountId: a.account_id, sandbox: null };
-    for (let round = 0; round < ROUNDS; round++) {
+    for (let round = 0; round < RACE_ROUNDS; round++) {
       const invoice = await invoiceOf(a.api, customer.id, '100.00', '2030-01-01');
       const [patch, alloc] = await Promise.all([
         updateInvoice(deps, scope, invoice.id, { status: 'canceled' }).catch((err) => err),
-        after(round).then(() => allocateUntilSettled(invoice.id)),
+        raceOffset(round).then(() => allocateUntilSettled(invoice.id)),
       ]);
       const inv = await expectConsistent(invoice.id);
       const entries = cryptoAllocationsOf(inv);
@@ -89,9 +87,9 @@ describe('an invoice written by an allocation and a change at once', () => {
     const a = await newAccount(api.url);
     const { customer } = await customerWithWallet(a.api);
     const scope = { accountId: a.account_id, sandbox: null };
-    for (let round = 0; round < ROUNDS; round++) {
+    for (let round = 0; round < RACE_ROUNDS; round++) {
       const invoice = await invoiceOf(a.api, customer.id, '100.00', '2030-01-01');
-      const [patch, alloc] = await Promise.all([updateInvoice(deps, scope, invoice.id, { due_date: '2031-06-30' }), after(round).then(() => allocateUntilSettled(invoice.id))]);
+      const [patch, alloc] = await Promise.all([updateInvoice(deps, scope, invoice.id, { due_date: '2031-06-30' }), raceOffset(round).then(() => allocateUntilSettled(invoice.id))]);
       expect(patch.due_date).toBe('2031-06-30');
       expect(alloc.result).toBe('applied');
       const inv = await expectConsistent(invoice.id);
@@ -103,13 +101,13 @@ describe('an invoice written by an allocation and a change at once', () => {
   it('the overdue marking and an allocation: both always land', async () => {
     const a = await newAccount(api.url);
     const { customer } = await customerWithWallet(a.api);
-    for (let round = 0; round < ROUNDS; round++) {
+    for (let round = 0; round < RACE_ROUNDS; round++) {
       const invoice = await invoiceOf(a.api, customer.id, '100.00', '2030-01-01');
       const [overdue, alloc] = await Promise.all([
         markInvoiceOverdue(deps, invoice.id, '2030-01-01'),
         // Planned from pending or from overdue, whichever it read: a conflict re-plans.
         (async () => {
-          await after(round);
+          await raceOffset(round);
           for (let attempt = 0; ; attempt++) {
             if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 10 * Math.min(attempt, 20)));
             const now = (await Invoice.findById(invoice.id).lean<InvoiceDoc>())!;
