@@ -11,6 +11,8 @@ import { WebhookEndpoint, WebhookEndpointDoc } from '../../src/models/webhookEnd
 import { WriteHold } from '../../src/models/writeHold';
 import { disableEndpoint } from '../../src/services/webhookDeliveries';
 import { writeHeld } from '../../src/services/heldWrites';
+import { createTokenFor } from '../../src/services/accounts';
+import { Account, AccountDoc } from '../../src/models/account';
 import { syncSubscriptionState } from '../../src/services/subscriptions';
 import { Subscription, SubscriptionDoc } from '../../src/models/subscription';
 
@@ -58,6 +60,21 @@ describe('held writes', () => {
       const stored = (await Subscription.findById(sub.id).lean<SubscriptionDoc>())!;
       expect(stored).toMatchObject({ proration_behavior: 'none', status: 'active', active_phase_index: 0, write_version: 2 });
     }
+  });
+
+  it('an account renamed through the API while the CLI adds a sandbox: both land', async () => {
+    const a = await newAccount(api.url);
+    for (let round = 0; round < RACE_ROUNDS; round++) {
+      const [renamed] = await Promise.all([
+        a.api.patch(`/v1/accounts/${a.account_id}`, { name: `Name ${round}` }),
+        raceOffset(round).then(() => createTokenFor(a.account_id, `sandbox-${round}`)),
+      ]);
+      expect(renamed.status).toBe(200);
+      const stored = (await Account.findById(a.account_id).lean<AccountDoc>())!;
+      expect(stored.name).toBe(`Name ${round}`);
+      expect(stored.sandboxes).toContain(`sandbox-${round}`);
+    }
+    expect((await Account.findById(a.account_id).lean<AccountDoc>())!.sandboxes).toHaveLength(RACE_ROUNDS + 1);
   });
 
   it('a hold left by a writer that died is taken over once stale; a fresh one keeps others out', async () => {

@@ -190,8 +190,10 @@ export const OPERATIONS: Operation[] = [
     operationId: 'rename_account',
     tag: 'Accounts',
     summary: 'Rename an account',
+    description: '409 `resource_changed` if a new sandbox was being added to the account at the same moment (retry).',
     params: ID,
     body: updateAccountBody,
+    errors: [409],
     success: { status: 200, description: 'The account', schema: 'Account' },
   },
   ...crud('Customers', 'customers', 'Customer', 'customers', {
