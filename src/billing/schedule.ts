@@ -429,3 +429,9 @@ export function statusAt(plan: BillingPlan, t: Date): SubscriptionStatus {
   if (t < plan.phases[0].start) return 'scheduled';
   return activePhaseIndex(plan, t) === null ? 'ended' : 'active';
 }
+
+/** What a subscription's stored state is at t (the fields its workflow keeps): status, phase in force, next billing date. */
+export function stateAt(plan: BillingPlan, t: Date): { status: SubscriptionStatus; active_phase_index: number | null; next_billing_date: Date | null } {
+  const status = statusAt(plan, t);
+  return { status, active_phase_index: activePhaseIndex(plan, t), next_billing_date: status === 'ended' ? null : nextBillingAfter(plan, t) };
+}

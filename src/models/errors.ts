@@ -12,6 +12,19 @@ export function isDuplicateKey(err: unknown): boolean {
   return e.message.includes('UNIQUE constraint failed') || e.message.includes('(SQLSTATE 23505)');
 }
 
+/**
+ * Runs an upsert, once more if it failed as a duplicate: two upserts of one new `_id` at once on
+ * FerretDB both try the insert, and the second fails; run again, it is an update.
+ */
+export async function upsertAgainOnDuplicate<T>(upsert: () => Promise<T>): Promise<T> {
+  try {
+    return await upsert();
+  } catch (err) {
+    if (!isDuplicateKey(err)) throw err;
+    return upsert();
+  }
+}
+
 /** Driver errors that mean "the server could not be reached", whatever the operation. */
 const UNAVAILABLE_NAMES = new Set([
   'MongoServerSelectionError', // no server answered within serverSelectionTimeoutMS

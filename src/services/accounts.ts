@@ -16,7 +16,7 @@ import { normalizeEmail } from './validate';
 import { iso } from '../presenters/common';
 import { listPage } from './listing';
 import { sharedReads } from '../lib/coalesce';
-import { writeHeld } from './heldWrites';
+import { heldForApi, writeHeld } from './heldWrites';
 
 export const DEFAULT_SANDBOX = 'default';
 
@@ -190,8 +190,7 @@ export async function createTokenFor(accountId: string, sandbox: string | null):
     // Held (services/heldWrites.ts): a rename through the API at the same moment, or another new
     // sandbox, is not written back over.
     const held = await writeHeld<AccountDoc>(Account, accountId, (current) => ((current.sandboxes ?? []).includes(sandbox) ? null : { sandboxes: [...(current.sandboxes ?? []), sandbox] }), { seen: account });
-    if (held.result === 'missing') throw ApiError.notFound('Account not found', 'account_id');
-    if (held.result === 'busy') throw ApiError.conflict('resource_changed', 'The account changed while adding the sandbox; retry', 'account_id');
+    heldForApi(held, 'Account', 'account_id');
     await createWallet({ accountId, sandbox }, 'account', accountId);
   }
   return issueToken(accountId, account.owner_user_id, sandbox);
@@ -241,8 +240,5 @@ export async function renameAccount(auth: AuthContext, id: string, name: string)
   await memberAccount(auth, id);
   const trimmed = name.trim();
   if (!trimmed) throw ApiError.validation('name', "can't be blank");
-  const held = await writeHeld<AccountDoc>(Account, id, () => ({ name: trimmed }));
-  if (held.result === 'missing') throw ApiError.notFound('Account not found', 'id');
-  if (held.result === 'busy') throw ApiError.conflict('resource_changed', 'The account changed while renaming; retry', 'id');
-  return presentAccount(held.result === 'written' ? held.after : held.before);
+  return presentAccount(heldForApi(await writeHeld<AccountDoc>(Account, id, () => ({ name: trimmed })), 'Account', 'id'));
 }

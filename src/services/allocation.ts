@@ -174,12 +174,10 @@ export async function allocateTransaction(deps: Dependencies, txId: string, opts
       { $set: { allocations: entries, unallocated_amount: new Dec(unallocated).isNegative() ? '0.00' : unallocated, allocated_at: now, allocation_due: false } },
       { returnDocument: 'after' },
     ).lean<CryptoTransactionDoc>();
-    const final = finished;
-    if (!final) return { status: 'missing', allocations: 0, unallocated: null };
-    // Also when an earlier attempt wrote it (it may have died before marking).
-    await rollupsChanged(deps, scopeOfDoc(final), 'collections');
-    await recordAllocationEvents(deps, final, paidNow);
-    return { status: finished ? 'allocated' : 'already_allocated', allocations: final.allocations.length, unallocated: final.unallocated_amount ?? null };
+    if (!finished) return { status: 'missing', allocations: 0, unallocated: null };
+    await rollupsChanged(deps, scopeOfDoc(finished), 'collections');
+    await recordAllocationEvents(deps, finished, paidNow);
+    return { status: 'allocated', allocations: finished.allocations.length, unallocated: finished.unallocated_amount ?? null };
   }
   throw new AllocationConflictError(`invoices of transaction ${txId} kept changing during allocation`);
 }

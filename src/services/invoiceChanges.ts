@@ -20,55 +20,46 @@ import { sumAmounts } from '../billing/money';
 import { invoiceEventPayload, presentInvoice } from '../presenters/invoice';
 import { checkDueDate, cryptoAllocationsOf, findInvoice } from './invoices';
 import { settleStaleInvoiceSlot } from './allocation';
+import { HeldWrite, Holds, writeHeld } from './heldWrites';
 import { recordEvent } from './events';
 import { rollupsChanged } from './reportRollups';
 import type { Dependencies } from '../dependencies';
 
-/** Tries to take the invoice (an allocation holds it for a few milliseconds), with a short backoff. */
-const HOLD_TRIES = 8;
-const HOLD_BACKOFF_MS = 10;
-
-export type HeldWrite =
-  | { result: 'written'; before: InvoiceDoc; after: InvoiceDoc }
-  | { result: 'unchanged'; before: InvoiceDoc }
-  | { result: 'missing' }
-  | { result: 'busy' };
+/**
+ * An invoice's version is the number of its crypto allocations, and its hold is the slot of the
+ * next one (`<invoice>#<n>`), which allocations take too; a holder that died (its slot stale) is
+ * settled on the way (services/allocation.ts). A change does not step the version.
+ */
+function invoiceHolds(deps: Dependencies): Holds {
+  return {
+    versionFields: { crypto_allocations: 1 },
+    versionOf: (invoice) => cryptoAllocationsOf(invoice as InvoiceDoc).length,
+    take: async (invoiceId, n) => {
+      const slotId = `${invoiceId}#${n}`;
+      try {
+        await AllocationSlot.create({ _id: slotId, allocation_id: `hold:${randomHex(8)}`, transaction_id: '-', invoice_id: invoiceId, amount_applied: '0.00', pays_in_full: false, created_at: new Date() });
+        return slotId;
+      } catch (err) {
+        if (!isDuplicateKey(err)) throw err;
+        // Held by an allocation or another change: it ends in milliseconds, unless its writer died.
+        await settleStaleInvoiceSlot(deps, invoiceId);
+        return null;
+      }
+    },
+    release: async (slotId) => {
+      await AllocationSlot.deleteOne({ _id: slotId });
+    },
+    stepped: () => ({}),
+  };
+}
 
 /**
  * Writes `plan(invoice)` (a `$set`, or null for nothing to write) while holding the invoice's
  * next allocation slot; `plan` sees the invoice as read under it and may throw (an ApiError) to
- * refuse. `busy` when other writers kept it for every try; a holder that died (its slot stale)
- * is settled on the way (services/allocation.ts).
+ * refuse. `busy` when other writers kept it for every try.
  */
-export async function writeInvoiceHeld(deps: Dependencies, invoiceId: string, plan: (invoice: InvoiceDoc) => Record<string, unknown> | null): Promise<HeldWrite> {
-  for (let attempt = 0; attempt < HOLD_TRIES; attempt++) {
-    if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, HOLD_BACKOFF_MS * 2 ** (attempt - 1)));
-    const seen = await Invoice.findById(invoiceId).lean<InvoiceDoc>();
-    if (!seen) return { result: 'missing' };
-    const n = cryptoAllocationsOf(seen).length;
-    const slotId = `${invoiceId}#${n}`;
-    try {
-      await AllocationSlot.create({ _id: slotId, allocation_id: `hold:${randomHex(8)}`, transaction_id: '-', invoice_id: invoiceId, amount_applied: '0.00', pays_in_full: false, created_at: new Date() });
-    } catch (err) {
-      if (!isDuplicateKey(err)) throw err;
-      // Held by an allocation or another change: it ends in milliseconds, unless its writer died.
-      await settleStaleInvoiceSlot(deps, invoiceId);
-      continue;
-    }
-    try {
-      const before = await Invoice.findById(invoiceId).lean<InvoiceDoc>();
-      if (!before) return { result: 'missing' };
-      // An allocation landed between the read and the slot (its own slot was n-1): read again.
-      if (cryptoAllocationsOf(before).length !== n) continue;
-      const set = plan(before);
-      if (!set) return { result: 'unchanged', before };
-      const after = await Invoice.findOneAndUpdate({ _id: invoiceId }, { $set: set }, { returnDocument: 'after' }).lean<InvoiceDoc>();
-      return after ? { result: 'written', before, after } : { result: 'missing' };
-    } finally {
-      await AllocationSlot.deleteOne({ _id: slotId });
-    }
-  }
-  return { result: 'busy' };
+export function writeInvoiceHeld(deps: Dependencies, invoiceId: string, plan: (invoice: InvoiceDoc) => Record<string, unknown> | null): Promise<HeldWrite<InvoiceDoc>> {
+  return writeHeld<InvoiceDoc>(Invoice, invoiceId, plan, { holds: invoiceHolds(deps) });
 }
 
 export async function updateInvoice(deps: Dependencies, scope: Scope, id: string, input: { status?: InvoiceStatus; due_date?: string }) {

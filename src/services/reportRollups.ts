@@ -5,8 +5,9 @@
  * - A write that changes a rollup's source (a subscription created or deleted; a transaction
  *   recorded, priced, allocated, unallocated or deleted; an invoice's status or total changed,
  *   or the invoice deleted) calls `rollupsChanged` after it: the rollup's mark (`dirty_gen`, a
- *   document of its own) gets a new random value, and the scope's rollup workflow is signalled
- *   (signal-with-start through the workflow-start outbox), which rebuilds it after a debounce.
+ *   document of its own) gets a new random value, and, when the rollup was current before that
+ *   mark, the scope's rollup workflow is signalled (signal-with-start through the workflow-start
+ *   outbox), which rebuilds it after a debounce, and again while a rebuild ends dirty.
  * - A rebuild (`rebuildRollup`, the activity) reads `dirty_gen`, then the source, computes the
  *   rollup (a pure function of the source: never an increment), writes it as a new build, points
  *   the state at it (compare-and-set on the build it replaced) with `built_gen` = the gen it read,
@@ -20,7 +21,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { ReportRollup, ReportRollupDoc, ReportRollupMark, ReportRollupMarkDoc, ReportRollupState, ReportRollupStateDoc, RollupKind } from '../models/reportRollup';
-import { isDuplicateKey } from '../models/errors';
+import { upsertAgainOnDuplicate } from '../models/errors';
 import { Scope, scopeKey } from '../models/scope';
 import type { OpenInvoice } from '../billing/receivables';
 import { collectionsRollup, CollectionsRollup, mrrRollup, MrrRollupMonth, receivablesRollup, ReceivablesGroup } from '../billing/rollups';
@@ -40,25 +41,14 @@ export function rollupStateId(scope: Scope, kind: RollupKind): string {
 
 const randomGen = () => randomBytes(9).toString('base64url');
 
-/** An upsert by `_id`; two at once on FerretDB: the second insert is a duplicate, so it is tried again as an update. */
-async function upsertById(collection: { updateOne(filter: never, update: never, options: { upsert: boolean }): Promise<unknown> }, _id: string, update: object): Promise<void> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      await collection.updateOne({ _id } as never, update as never, { upsert: true });
-      return;
-    } catch (err) {
-      if (!isDuplicateKey(err) || attempt > 0) throw err;
-    }
-  }
-}
-
 /**
  * The state, created if missing (`$set` the scope fields, which never change, so the update is
  * never empty). "No build" is `''`, not null, so the compare-and-set below is a plain string equality.
  */
 async function upsertState(scope: Scope, kind: RollupKind): Promise<void> {
   const fields = { account_id: scope.accountId, sandbox: scope.sandbox, kind };
-  await upsertById(ReportRollupState.collection, rollupStateId(scope, kind), { $set: fields, $setOnInsert: { built_gen: '', build: '', parts: 0, built_at: null } });
+  const _id = rollupStateId(scope, kind);
+  await upsertAgainOnDuplicate(() => ReportRollupState.collection.updateOne({ _id } as never, { $set: fields, $setOnInsert: { built_gen: '', build: '', parts: 0, built_at: null } }, { upsert: true }));
 }
 
 /**
@@ -78,16 +68,9 @@ const SIGNAL_DIRTY_AFTER_MS = 4 * ROLLUP_MAX_DELAY_MS;
  */
 async function markChanged(scope: Scope, kind: RollupKind): Promise<boolean> {
   const id = rollupStateId(scope, kind);
-  let before: ReportRollupMarkDoc | null = null;
-  for (let attempt = 0; ; attempt++) {
-    try {
-      before = (await ReportRollupMark.collection.findOneAndUpdate({ _id: id } as never, { $set: { dirty_gen: randomGen() } }, { upsert: true, returnDocument: 'before' })) as ReportRollupMarkDoc | null;
-      break;
-    } catch (err) {
-      // Two upserts of a new mark at once: FerretDB's second insert is a duplicate; update again.
-      if (!isDuplicateKey(err) || attempt > 0) throw err;
-    }
-  }
+  const before = (await upsertAgainOnDuplicate(() =>
+    ReportRollupMark.collection.findOneAndUpdate({ _id: id } as never, { $set: { dirty_gen: randomGen() } }, { upsert: true, returnDocument: 'before' }),
+  )) as ReportRollupMarkDoc | null;
   const state = await ReportRollupState.collection.findOne({ _id: id } as never, { projection: { build: 1, built_gen: 1, built_at: 1, dirty_gen: 1 } }) as ReportRollupStateDoc | null;
   if (!state?.build || !state.built_at) return true;
   const currentBefore = (state.built_gen ?? '') === (before?.dirty_gen ?? state.dirty_gen ?? '');

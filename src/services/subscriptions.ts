@@ -11,12 +11,12 @@ import { Scope, scopeFilter, scopeOfDoc, findInScope } from '../models/scope';
 import { isDuplicateKey } from '../models/errors';
 import { newId, ID_PREFIX } from '../lib/ids';
 import { ApiError } from '../lib/errors';
-import { writeHeld } from './heldWrites';
+import { heldForApi, writeHeld } from './heldWrites';
 import { parseInstant } from '../lib/dates';
 import { centsToAmount, parseAmount, toAmount } from '../billing/money';
 import { dateWindowViolation, validatePhases } from '../billing/phases';
 import { toBillingPlan, StoredSubscription } from '../billing/subscriptionPlan';
-import { activePhaseIndex, nextBillingAfter, statusAt } from '../billing/schedule';
+import { nextBillingAfter, stateAt } from '../billing/schedule';
 import type { Interval } from '../billing/calendar';
 import { presentSubscription, subscriptionEventPayload, phaseEventPayload } from '../presenters/subscription';
 import { iso } from '../presenters/common';
@@ -159,10 +159,7 @@ export async function updateSubscription(deps: Dependencies, scope: Scope, id: s
 
 /** An API change to a subscription as its only writer at that moment; 404 once gone, 409 while held for long. */
 async function writeSubscription(id: string, seen: SubscriptionDoc, plan: (sub: SubscriptionDoc) => Record<string, unknown> | null): Promise<SubscriptionDoc> {
-  const held = await writeHeld<SubscriptionDoc>(Subscription, id, plan, { seen });
-  if (held.result === 'missing') throw ApiError.notFound('Subscription not found', 'id');
-  if (held.result === 'busy') throw ApiError.conflict('resource_changed', 'The subscription changed while updating; retry', 'id');
-  return held.result === 'written' ? held.after : held.before;
+  return heldForApi(await writeHeld<SubscriptionDoc>(Subscription, id, plan, { seen }), 'Subscription', 'id');
 }
 
 /** DELETE: cancel (no further billing, `subscription.canceled`), then delete with its phases. */
@@ -172,22 +169,22 @@ export async function deleteSubscription(deps: Dependencies, scope: Scope, id: s
   const canceled = await writeSubscription(id, seen, (sub) => (sub.status === 'canceled' && sub.canceled_at ? null : { status: 'canceled', canceled_at: new Date() }));
   await rollupsChanged(deps, scope, 'mrr');
   await deps.workflows.subscription.cancel(id);
-  await recordEvent(scope, 'subscription.canceled', subscriptionEventPayload(canceled!), { idempotencyKey: `subscription.canceled:${id}` });
+  await recordEvent(scope, 'subscription.canceled', subscriptionEventPayload(canceled), { idempotencyKey: `subscription.canceled:${id}` });
   // Revenue reports still need it (its MRR until canceled_at, and its churn).
   await CanceledSubscription.create({
     _id: id,
-    account_id: canceled!.account_id,
-    sandbox: canceled!.sandbox ?? null,
-    customer_id: canceled!.customer_id,
-    canceled_at: canceled!.canceled_at,
-    phases: canceled!.phases,
-    subscription_created_at: canceled!.created_at,
+    account_id: canceled.account_id,
+    sandbox: canceled.sandbox ?? null,
+    customer_id: canceled.customer_id,
+    canceled_at: canceled.canceled_at,
+    phases: canceled.phases,
+    subscription_created_at: canceled.created_at,
   }).catch((err) => {
     if (!isDuplicateKey(err)) throw err;
   });
   await Subscription.deleteOne({ _id: id });
-  await recountListSlots(Subscription, [canceled!]);
-  for (let i = 0; i < canceled!.phases.length; i++) await recordEvent(scope, 'subscription_phase.deleted', phaseEventPayload(canceled!, i, false));
+  await recountListSlots(Subscription, [canceled]);
+  for (let i = 0; i < canceled.phases.length; i++) await recordEvent(scope, 'subscription_phase.deleted', phaseEventPayload(canceled, i, false));
 }
 
 /** Price deletes take the subscriptions that use them (spec cascade table). */
@@ -223,25 +220,12 @@ export async function syncSubscriptionState(subscriptionId: string, nowIso: stri
   if (sub.status === 'canceled') return 'canceled';
   const scope = scopeOfDoc(sub);
   const now = new Date(nowIso);
-  const plan = toBillingPlan(sub);
-  const status = statusAt(plan, now);
-  const active = activePhaseIndex(plan, now);
-  const before = sub.active_phase_index ?? null;
-  const next = status === 'ended' ? null : nextBillingAfter(plan, now);
-  if (status === sub.status && active === before && (next?.getTime() ?? null) === (sub.next_billing_date ? new Date(sub.next_billing_date).getTime() : null)) return status;
+  const state = stateAt(toBillingPlan(sub), now);
+  const storedNext = sub.next_billing_date ? new Date(sub.next_billing_date).getTime() : null;
+  if (state.status === sub.status && state.active_phase_index === (sub.active_phase_index ?? null) && (state.next_billing_date?.getTime() ?? null) === storedNext) return state.status;
   // Held (services/heldWrites.ts): a PATCH or a cancellation landing at the same moment is not
   // written back over; the state is computed again from the document as read under the hold.
-  const held = await writeHeld<SubscriptionDoc>(
-    Subscription,
-    subscriptionId,
-    (current) => {
-      if (current.status === 'canceled') return null;
-      const currentPlan = toBillingPlan(current);
-      const currentStatus = statusAt(currentPlan, now);
-      return { status: currentStatus, active_phase_index: activePhaseIndex(currentPlan, now), next_billing_date: currentStatus === 'ended' ? null : nextBillingAfter(currentPlan, now) };
-    },
-    { seen: sub },
-  );
+  const held = await writeHeld<SubscriptionDoc>(Subscription, subscriptionId, (current) => (current.status === 'canceled' ? null : stateAt(toBillingPlan(current), now)), { seen: sub });
   if (held.result === 'busy') throw new Error(`subscription ${subscriptionId} is held by other writers; retrying`);
   if (held.result !== 'written') return held.result === 'missing' ? 'deleted' : 'canceled';
   // What changed, between the document as read under the hold and as written.

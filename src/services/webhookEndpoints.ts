@@ -8,7 +8,7 @@ import { Event, EventDoc } from '../models/event';
 import { Scope, scopeFilter, findInScope } from '../models/scope';
 import { newId, ID_PREFIX, randomString } from '../lib/ids';
 import { ApiError } from '../lib/errors';
-import { writeHeld } from './heldWrites';
+import { heldForApi, writeHeld } from './heldWrites';
 import { isEventName } from '../lib/eventNames';
 import { newSigningSecret } from '../cryptography/webhookSignature';
 import { presentWebhookEndpoint, presentWebhookDelivery } from '../presenters/webhookEndpoint';
@@ -98,10 +98,7 @@ export async function listWebhookEndpoints(scope: Scope, page: number) {
 
 /** An API change to an endpoint, as its only writer at that moment (services/heldWrites.ts: the worker's auto-disable writes it too). */
 async function writeEndpoint(id: string, plan: (endpoint: WebhookEndpointDoc) => Record<string, unknown>): Promise<WebhookEndpointDoc> {
-  const held = await writeHeld<WebhookEndpointDoc>(WebhookEndpoint, id, plan);
-  if (held.result === 'missing') throw ApiError.notFound('Webhook endpoint not found', 'id');
-  if (held.result === 'busy') throw ApiError.conflict('resource_changed', 'The webhook endpoint changed while updating; retry', 'id');
-  return held.result === 'written' ? held.after : held.before;
+  return heldForApi(await writeHeld<WebhookEndpointDoc>(WebhookEndpoint, id, plan), 'Webhook endpoint', 'id');
 }
 
 export async function updateWebhookEndpoint(deps: Dependencies, scope: Scope, id: string, input: WebhookEndpointInput) {

@@ -23,7 +23,7 @@ import mongoose from 'mongoose';
 import type { Logger } from 'pino';
 import type { Workflow } from '@temporalio/common';
 import { WorkflowStart } from '../models/workflowStart';
-import { isDuplicateKey } from '../models/errors';
+import { upsertAgainOnDuplicate } from '../models/errors';
 import type { TemporalContext } from '../temporal/context';
 import { startOnce } from '../temporal/startOnce';
 
@@ -197,16 +197,8 @@ export async function recordWorkflowStart<A extends unknown[]>(outbox: WorkflowS
   const { temporal } = outbox;
   const intent = intentOf(outbox, req);
   if (outbox.mode === 'direct') return { start: () => startNow(temporal, intent) };
-  for (let attempt = 0; ; attempt++) {
-    try {
-      // By the driver: the intent is stored exactly as built (no casting of the arguments).
-      await WorkflowStart.collection.replaceOne({ _id: intent._id } as never, intent as never, { upsert: true });
-      break;
-    } catch (err) {
-      // Two upserts of one key at once: FerretDB's second insert is a duplicate; replace again.
-      if (!isDuplicateKey(err) || attempt > 0) throw err;
-    }
-  }
+  // By the driver: the intent is stored exactly as built (no casting of the arguments).
+  await upsertAgainOnDuplicate(() => WorkflowStart.collection.replaceOne({ _id: intent._id } as never, intent as never, { upsert: true }));
   return { start: () => tryStart(outbox, intent) };
 }
 
@@ -218,18 +210,9 @@ export async function recordWorkflowStart<A extends unknown[]>(outbox: WorkflowS
  */
 export async function startWithoutIntent<A extends unknown[]>(outbox: WorkflowStarts, req: WorkflowStartRequest<A>, opts: { throwOnFailure?: boolean } = {}): Promise<boolean> {
   const intent = intentOf(outbox, req);
-  if (outbox.mode === 'direct' || opts.throwOnFailure) {
-    const sentAt = Date.now();
-    try {
-      await startNow(outbox.temporal, intent);
-    } catch (err) {
-      if (isTemporalUnavailable(err)) pauseAfterOutage(outbox, sentAt);
-      throw err;
-    }
-    startedNow(outbox);
-    return true;
-  }
-  return sendLive(outbox, intent);
+  if (outbox.mode === 'outbox' && !opts.throwOnFailure) return sendLive(outbox, intent);
+  await sendNow(outbox, intent);
+  return true;
 }
 
 /** Records the intent and tries it at once: the one call for a start that follows its write. */
@@ -237,17 +220,26 @@ export async function requestWorkflowStart<A extends unknown[]>(outbox: Workflow
   await (await recordWorkflowStart(outbox, req)).start();
 }
 
+/** One start now; its outcome sets or clears the process's pause after an outage. Throws when it fails. */
+async function sendNow(outbox: WorkflowStarts, intent: Intent): Promise<void> {
+  const sentAt = Date.now();
+  try {
+    await startNow(outbox.temporal, intent);
+  } catch (err) {
+    if (isTemporalUnavailable(err)) pauseAfterOutage(outbox, sentAt);
+    throw err;
+  }
+  startedNow(outbox);
+}
+
 /** One live try, skipped during the pause after an outage; a failure is logged (a sweeper sends it later). */
 async function sendLive(outbox: WorkflowStarts, intent: Intent): Promise<boolean> {
   // Temporal was found unreachable a moment ago: the request does not wait out another deadline.
   if (Date.now() < outbox.pausedUntil) return false;
-  const sentAt = Date.now();
   try {
-    await startNow(outbox.temporal, intent);
-    startedNow(outbox);
+    await sendNow(outbox, intent);
     return true;
   } catch (err) {
-    if (isTemporalUnavailable(err)) pauseAfterOutage(outbox, sentAt);
     outbox.logger.warn({ err, workflowId: intent.workflow_id, workflowType: intent.workflow_type }, 'workflow start failed; the sweeper will retry');
     return false;
   }
@@ -279,7 +271,7 @@ export interface WorkflowStartSweepOptions {
  * another reason backs off (1 s, doubling, at most 5 minutes) so it cannot hold up the others.
  */
 export async function sweepWorkflowStarts(outbox: WorkflowStarts, opts: WorkflowStartSweepOptions): Promise<number> {
-  const { temporal, logger: log } = outbox;
+  const { logger: log } = outbox;
   const now = Date.now();
   // `started: false` is what FerretDB pushes down (to its index); the date is compared after.
   const due = await WorkflowStart.find({ started: false, next_attempt_at: { $lte: new Date(now - opts.minAgeMs) } })
@@ -292,23 +284,18 @@ export async function sweepWorkflowStarts(outbox: WorkflowStarts, opts: Workflow
       if (now - new Date(intent.created_at).getTime() > RESOURCE_WAIT_MS) await WorkflowStart.collection.deleteOne(recording(intent));
       continue;
     }
-    const sentAt = Date.now();
     try {
-      await startNow(temporal, intent);
+      await sendNow(outbox, intent);
     } catch (err) {
       const outage = isTemporalUnavailable(err);
       const backoff = Math.min(1_000 * 2 ** Math.min(intent.attempts ?? 0, 20), MAX_BACKOFF_MS);
       await WorkflowStart.collection.updateOne(recording(intent), {
         $set: { attempts: (intent.attempts ?? 0) + 1, last_error: String(err).slice(0, 500), ...(outage ? {} : { next_attempt_at: new Date(Date.now() + backoff) }) },
       });
-      if (outage) {
-        pauseAfterOutage(outbox, sentAt);
-        throw err;
-      }
+      if (outage) throw err;
       log.warn({ err, workflowId: intent.workflow_id, attempts: (intent.attempts ?? 0) + 1 }, 'workflow start refused; retrying later');
       continue;
     }
-    startedNow(outbox);
     await markStarted(intent);
     done += 1;
   }

@@ -47,6 +47,13 @@ async function allocateUntilSettled(invoiceId: string) {
   throw new Error('allocation kept conflicting');
 }
 
+/** A new account with a customer, and the account's production scope. */
+async function payingCustomer() {
+  const a = await newAccount(api.url);
+  const { customer } = await customerWithWallet(a.api);
+  return { a, customer, scope: { accountId: a.account_id as string, sandbox: null } };
+}
+
 /** What every invoice must keep: amount_paid is the sum of its allocations, and no slot is left held. */
 async function expectConsistent(invoiceId: string): Promise<InvoiceDoc> {
   const inv = (await Invoice.findById(invoiceId).lean<InvoiceDoc>())!;
@@ -58,9 +65,7 @@ async function expectConsistent(invoiceId: string): Promise<InvoiceDoc> {
 
 describe('an invoice written by an allocation and a change at once', () => {
   it('a PATCH to canceled and an allocation: both land, or the allocation is refused; never one undoing the other', async () => {
-    const a = await newAccount(api.url);
-    const { customer } = await customerWithWallet(a.api);
-    const scope = { accountId: a.account_id, sandbox: null };
+    const { a, customer, scope } = await payingCustomer();
     for (let round = 0; round < RACE_ROUNDS; round++) {
       const invoice = await invoiceOf(a.api, customer.id, '100.00', '2030-01-01');
       const [patch, alloc] = await Promise.all([
@@ -84,9 +89,7 @@ describe('an invoice written by an allocation and a change at once', () => {
   });
 
   it('a due-date PATCH and an allocation: both always land', async () => {
-    const a = await newAccount(api.url);
-    const { customer } = await customerWithWallet(a.api);
-    const scope = { accountId: a.account_id, sandbox: null };
+    const { a, customer, scope } = await payingCustomer();
     for (let round = 0; round < RACE_ROUNDS; round++) {
       const invoice = await invoiceOf(a.api, customer.id, '100.00', '2030-01-01');
       const [patch, alloc] = await Promise.all([updateInvoice(deps, scope, invoice.id, { due_date: '2031-06-30' }), raceOffset(round).then(() => allocateUntilSettled(invoice.id))]);
@@ -99,8 +102,7 @@ describe('an invoice written by an allocation and a change at once', () => {
   });
 
   it('the overdue marking and an allocation: both always land', async () => {
-    const a = await newAccount(api.url);
-    const { customer } = await customerWithWallet(a.api);
+    const { a, customer } = await payingCustomer();
     for (let round = 0; round < RACE_ROUNDS; round++) {
       const invoice = await invoiceOf(a.api, customer.id, '100.00', '2030-01-01');
       const [overdue, alloc] = await Promise.all([
