@@ -97,6 +97,11 @@ export const s = {
   name: { type: 'string', maxLength: 500 },
   text: { type: 'string', maxLength: 5000 },
   email: { type: 'string', maxLength: 254 },
+  // Checked per currency by the service (cryptocurrency/transactionHashes.ts): the currency is another field.
+  transactionHash: {
+    type: 'string', minLength: 1, maxLength: 200,
+    description: 'The transaction hash. BTC: 64 hex digits (a `0x` prefix is stripped); ETH: `0x` + 64 hex digits (`0X` or no prefix accepted). Stored lowercase; anything else: 422 `parameter_invalid`.',
+  },
   page: { type: 'integer', minimum: 1, maximum: MAX_PAGE, default: 1 },
   pageQuery: {
     type: 'object',

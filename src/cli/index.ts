@@ -3,17 +3,20 @@
  *   accounts create --email E --password P [--name N] [--totp] [--json]
  *   tokens create --account ACCT [--sandbox NAME] [--json]
  *   tokens revoke --token TOKEN
+ *   transactions canonical-hashes [--apply] [--json]
  */
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config';
 import { connectDatabase, disconnectDatabase } from '../db/connection';
 import { ApiError } from '../lib/errors';
 import { createAccount, createTokenFor, revokeToken } from '../services/accounts';
+import { auditTransactionHashes, TransactionHashAudit } from '../services/transactionHashAudit';
 
 const USAGE = `usage:
   cli accounts create --email E --password P [--name N] [--totp] [--json]
   cli tokens create --account ACCT_ID [--sandbox NAME] [--json]
-  cli tokens revoke --token TOKEN`;
+  cli tokens revoke --token TOKEN
+  cli transactions canonical-hashes [--apply] [--json]`;
 
 function fail(message: string): never {
   console.error(message);
@@ -23,6 +26,14 @@ function fail(message: string): never {
 function print(json: boolean, value: Record<string, unknown>) {
   if (json) console.log(JSON.stringify(value));
   else for (const [k, v] of Object.entries(value)) console.log(`${k.padEnd(14)} ${v}`);
+}
+
+function printHashAudit(a: TransactionHashAudit, applied: boolean) {
+  for (const d of a.duplicates) console.log(`duplicate  ${d.currency} ${d.canonical} to ${d.address_key} (${d.scope}): ${d.ids.join(', ')}`);
+  for (const i of a.invalid) console.log(`invalid    ${i.id} ${JSON.stringify(i.transaction_id)}: ${i.reason}`);
+  for (const r of a.rewrite) console.log(`${a.rewritten.includes(r.id) ? 'rewritten ' : a.busy.includes(r.id) ? 'busy      ' : 'to rewrite'} ${r.id} ${r.from} -> ${r.canonical}`);
+  for (const c of a.claims) console.log(`${applied ? 'rewritten ' : 'to rewrite'} ${c.id} (pending claim) ${c.from} -> ${c.canonical}`);
+  console.log(`${a.duplicates.length} duplicated payments, ${a.invalid.length} invalid hashes, ${a.rewrite.length} transactions and ${a.claims.length} pending claims in another spelling; ${applied ? `${a.rewritten.length} rewritten` : 'nothing changed (--apply rewrites those without a twin)'}`);
 }
 
 async function main(argv: string[]) {
@@ -38,6 +49,7 @@ async function main(argv: string[]) {
       account: { type: 'string' },
       sandbox: { type: 'string' },
       token: { type: 'string' },
+      apply: { type: 'boolean', default: false },
     },
     strict: true,
   });
@@ -56,6 +68,10 @@ async function main(argv: string[]) {
       const revoked = await revokeToken(values.token);
       if (!revoked) fail('no such active token');
       print(values.json!, { revoked: true });
+    } else if (group === 'transactions' && action === 'canonical-hashes') {
+      const audit = await auditTransactionHashes({ apply: values.apply! });
+      if (values.json) console.log(JSON.stringify(audit));
+      else printHashAudit(audit, values.apply!);
     } else {
       fail(USAGE);
     }

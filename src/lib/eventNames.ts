@@ -10,6 +10,8 @@ export const EVENT_NAMES = [
   'crypto_address.created', 'crypto_address.deleted',
   'payment_claim.submitted', 'payment_claim.approved', 'payment_claim.rejected',
   'crypto_transaction.received', 'crypto_transaction.allocated',
+  // Added: the chain paid another amount than a transaction recorded by hand says.
+  'crypto_transaction.amount_mismatch',
   'transaction_allocation.created',
 ] as const;
 

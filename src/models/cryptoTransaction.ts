@@ -87,3 +87,28 @@ const allocationSlotSchema = new Schema(
 );
 export type AllocationSlotDoc = InferSchemaType<typeof allocationSlotSchema> & { _id: string };
 export const AllocationSlot = model('AllocationSlot', allocationSlotSchema, 'allocation_slots');
+
+/**
+ * A recorded transaction whose amount the chain contradicts: a manual entry or an approved claim
+ * that the watcher then found on chain with another amount. `_id` is the transaction's id.
+ * Its own document, inserted once, rather than a field of the transaction: the transaction is
+ * written by its allocation, and FerretDB v1 writes an update back as the whole document it read,
+ * so a flag set on it at the same moment could undo the allocation's finish (or be undone).
+ */
+const amountMismatchSchema = new Schema(
+  {
+    ...scopedFields,
+    currency: { type: String, enum: ['BTC', 'ETH'], required: true },
+    /** The canonical hash both records share. */
+    transaction_id: { type: String, required: true },
+    /** What the transaction was recorded with (and allocated from). */
+    recorded_amount: { type: String, required: true },
+    /** What the chain paid to the address. */
+    chain_amount: { type: String, required: true },
+    detected_at: { type: Date, required: true },
+  },
+  { versionKey: false },
+);
+amountMismatchSchema.index({ account_id: 1, sandbox: 1, detected_at: -1 });
+export type AmountMismatchDoc = InferSchemaType<typeof amountMismatchSchema> & { _id: string };
+export const AmountMismatch = model('TransactionAmountMismatch', amountMismatchSchema, 'transaction_amount_mismatches');

@@ -1,7 +1,8 @@
-import { CryptoTransactionDoc } from '../models/cryptoTransaction';
+import { AmountMismatchDoc, CryptoTransactionDoc } from '../models/cryptoTransaction';
 import { iso } from './common';
 
-export function presentCryptoTransaction(t: CryptoTransactionDoc) {
+/** `mismatch`: the chain's amount when it contradicts the recorded one (services/cryptoTransactions.ts). */
+export function presentCryptoTransaction(t: CryptoTransactionDoc, mismatch: AmountMismatchDoc | null = null) {
   return {
     id: t._id,
     object: 'crypto_transaction' as const,
@@ -17,6 +18,8 @@ export function presentCryptoTransaction(t: CryptoTransactionDoc) {
     /** Added: USD value at `timestamp` and what of it no invoice took (null until priced/allocated). */
     usd_value: t.usd_value ?? null,
     unallocated_amount: t.unallocated_amount ?? null,
+    /** Added: set when the chain paid another amount than this transaction records (kept as recorded). */
+    amount_mismatch: mismatch ? { recorded_amount: mismatch.recorded_amount, chain_amount: mismatch.chain_amount, detected_at: iso(mismatch.detected_at) } : null,
     allocations: (t.allocations ?? []).map((a) => ({
       id: a._id,
       invoice_id: a.invoice_id,

@@ -191,6 +191,9 @@ export const CryptoAddress = obj({
 
 export const TransactionAllocation = obj({ id: str, invoice_id: str, amount_applied: money, created_at: timestamp });
 
+/** The chain paid another amount than the transaction records (the transaction is kept as recorded). */
+export const AmountMismatch = obj({ recorded_amount: cryptoAmount, chain_amount: cryptoAmount, detected_at: timestamp });
+
 export const CryptoTransaction = obj({
   id: str,
   object: { const: 'crypto_transaction' },
@@ -205,6 +208,7 @@ export const CryptoTransaction = obj({
   to_address: str,
   usd_value: nullable(money),
   unallocated_amount: nullable(money),
+  amount_mismatch: { oneOf: [ref('AmountMismatch'), { type: 'null' }] },
   allocations: { type: 'array', items: ref('TransactionAllocation') },
   ...times,
 });
@@ -460,6 +464,7 @@ export const RESOURCE_SCHEMAS: Record<string, Schema> = {
   Explorer,
   CryptoAddress,
   TransactionAllocation,
+  AmountMismatch,
   CryptoTransaction,
   PaymentClaim,
   PaymentClaimLink,

@@ -6,7 +6,7 @@
 import { Subscription, SubscriptionDoc, CanceledSubscription, CanceledSubscriptionDoc, SUBSCRIPTION_STATUSES } from '../models/subscription';
 import { Customer } from '../models/customer';
 import { Invoice, InvoiceDoc } from '../models/invoice';
-import { CryptoTransaction, CryptoTransactionDoc } from '../models/cryptoTransaction';
+import { AmountMismatch, AmountMismatchDoc, CryptoTransaction, CryptoTransactionDoc } from '../models/cryptoTransaction';
 import { Scope, scopeFilter, findInScope, inScope } from '../models/scope';
 import { ApiError } from '../lib/errors';
 import { centsToAmount, toAmount, Money } from '../billing/money';
@@ -15,10 +15,17 @@ import { AGING_LABELS } from '../billing/receivables';
 import { collections, inForceAt, loadMrrSource, mrr, receivablesTotals, toMrrSubscription } from './reports';
 import { timelineSteps } from './subscriptionTimeline';
 
+const MISMATCHES_SHOWN = 20;
+
 export async function overview(scope: Scope, now = new Date()) {
   const thisMonth = monthOf(now);
   const source = await loadMrrSource(scope);
-  const [m, aging, c] = await Promise.all([mrr(scope, { to: thisMonth }, now, source), receivablesTotals(scope, now), collections(scope, { to: thisMonth }, now)]);
+  const [m, aging, c, mismatches] = await Promise.all([
+    mrr(scope, { to: thisMonth }, now, source),
+    receivablesTotals(scope, now),
+    collections(scope, { to: thisMonth }, now),
+    AmountMismatch.find(scopeFilter(scope)).sort({ detected_at: -1 }).limit(MISMATCHES_SHOWN).lean<AmountMismatchDoc[]>(),
+  ]);
   const current = m.months[m.months.length - 1];
   const collected = c.result.months[c.result.months.length - 1];
   const currencies = [...new Set(c.result.rows.map((row) => row.currency))].sort();
@@ -32,6 +39,11 @@ export async function overview(scope: Scope, now = new Date()) {
     open_total: aging.total,
     overdue_total: aging.overdue,
     collected_this_month: collected.usd_value,
+    /** Transactions whose amount the chain contradicts, newest first: for the merchant to review. */
+    amount_mismatches: mismatches.map((x) => ({
+      crypto_transaction_id: x._id, currency: x.currency, transaction_id: x.transaction_id,
+      recorded_amount: x.recorded_amount, chain_amount: x.chain_amount, detected_at: x.detected_at.toISOString(),
+    })),
     charts: {
       mrr: {
         labels: m.months.map((x) => x.month),

@@ -4,7 +4,7 @@
  * allocated to invoices (services/allocation.ts) after they are recorded.
  */
 import { createHash } from 'node:crypto';
-import { CryptoTransaction, CryptoTransactionDoc, TransactionSource } from '../models/cryptoTransaction';
+import { AmountMismatch, AmountMismatchDoc, CryptoTransaction, CryptoTransactionDoc, TransactionSource } from '../models/cryptoTransaction';
 import { Wallet, WalletDoc } from '../models/wallet';
 import { CryptoAddress, CryptoAddressDoc } from '../models/cryptoAddress';
 import { CryptoCurrency, validateAddress } from '../cryptocurrency/addresses';
@@ -13,7 +13,8 @@ import { isDuplicateKey } from '../models/errors';
 import { newId, ID_PREFIX } from '../lib/ids';
 import { ApiError } from '../lib/errors';
 import { parseDateTime } from '../lib/dates';
-import { cryptoAmountError } from '../cryptocurrency/amounts';
+import { cryptoAmountError, Dec } from '../cryptocurrency/amounts';
+import { canonicalTransactionHash } from '../cryptocurrency/transactionHashes';
 import { presentCryptoTransaction } from '../presenters/cryptoTransaction';
 import { findCryptoAddress, requireCurrency } from './cryptoAddresses';
 import { findInvoice } from './invoices';
@@ -36,15 +37,36 @@ export interface CryptoTransactionInput {
 /** Accepted clock skew for a transaction timestamp ahead of the server's clock. */
 const FUTURE_SKEW_MS = 5 * 60_000;
 
-/** Hex hashes compare case-insensitively (`0xAB..` and `0xab..` are one transaction). */
-function txHashKey(hash: string): string {
-  return /^(0x)?[0-9a-fA-F]+$/.test(hash) ? hash.toLowerCase() : hash;
+/**
+ * One key per payment output: the hash in its canonical spelling (cryptocurrency/transactionHashes),
+ * so `0xAB..`, `ab..` and `0Xab..` are one transaction. Keys of transactions stored canonically
+ * before are unchanged (scripts/transaction-hashes.ts finds the others).
+ */
+export function dedupeKey(scope: Scope, currency: string, canonicalHash: string, addressKey: string): string {
+  return createHash('sha256')
+    .update([scope.accountId, scope.sandbox ?? '', currency, canonicalHash, addressKey].join('\n'))
+    .digest('hex');
 }
 
-function dedupeKey(scope: Scope, currency: string, transactionId: string, addressKey: string): string {
-  return createHash('sha256')
-    .update([scope.accountId, scope.sandbox ?? '', currency, txHashKey(transactionId), addressKey].join('\n'))
-    .digest('hex');
+/** The hash in its currency's canonical spelling, or 422 `parameter_invalid` on `transaction_id`. */
+export function requireTransactionHash(currency: CryptoCurrency, hash: string): string {
+  if (!hash.trim()) throw ApiError.validation('transaction_id', "can't be blank");
+  const checked = canonicalTransactionHash(currency, hash);
+  if (!checked.ok) throw ApiError.invalid(`Transaction id is invalid: it ${checked.reason}`, 'transaction_id', { transaction_id: [checked.reason] });
+  return checked.canonical;
+}
+
+/** The transaction already recorded for this payment to `address` in the scope, if any. */
+export async function findRecordedPayment(scope: Scope, currency: CryptoCurrency, canonicalHash: string, address: CryptoAddressDoc): Promise<CryptoTransactionDoc | null> {
+  return CryptoTransaction.findOne({ dedupe_key: dedupeKey(scope, currency, canonicalHash, address.address_key) }).lean<CryptoTransactionDoc>();
+}
+
+/** 422 on `transaction_id` naming the transaction that already records this payment. */
+export function alreadyRecorded(existing: Pick<CryptoTransactionDoc, '_id' | 'transaction_source'>): ApiError {
+  const how = existing.transaction_source === 'blockchain' ? 'detected on chain' : 'recorded by hand';
+  return ApiError.invalid(`This transaction has already been recorded for this address as ${existing._id} (${how})`, 'transaction_id', {
+    transaction_id: [`has already been recorded for this address as ${existing._id}`],
+  });
 }
 
 function parseTimestamp(value: string | undefined): Date {
@@ -86,8 +108,7 @@ export async function recordCryptoTransaction(
   }
   const amountError = cryptoAmountError(currency, input.amount);
   if (amountError) throw ApiError.invalid(`Amount is invalid: ${amountError}`, 'amount', { amount: [amountError] });
-  const transactionId = input.transaction_id.trim();
-  if (!transactionId) throw ApiError.validation('transaction_id', "can't be blank");
+  const transactionId = requireTransactionHash(currency, input.transaction_id);
   const timestamp = opts.timestamp ?? parseTimestamp(input.timestamp);
   let from: { id: string | null; address: string } | null = null;
   if (input.from_address_id) {
@@ -125,14 +146,19 @@ export async function recordCryptoTransaction(
     if (!isDuplicateKey(err)) throw err;
     // Recorded before. The first attempt may have died after its insert (a busy database answered
     // 500, a crashed worker): finish what it may not have, at most once (both steps are keyed).
-    const existing = await CryptoTransaction.findOne({ dedupe_key: dedupeKey(scope, currency, transactionId, address.address_key) }).lean<CryptoTransactionDoc>();
-    // The watcher recording a payment again after a retry: the existing transaction is the answer.
-    if (existing && opts.source === 'blockchain') return announce(deps, scope, existing);
+    const existing = await findRecordedPayment(scope, currency, transactionId, address);
+    // The watcher recording a payment again after a retry, or one recorded by hand first: the
+    // existing transaction is the answer, left as it is (it may be allocated already); an
+    // amount the chain contradicts is flagged for the merchant instead of silently kept.
+    if (existing && opts.source === 'blockchain') {
+      if (existing.transaction_source !== 'blockchain' && !new Dec(existing.amount).eq(input.amount)) await flagAmountMismatch(scope, existing, input.amount);
+      return announce(deps, scope, existing);
+    }
     // The same derived id: this caller's own earlier attempt recorded it.
     if (existing && opts.id !== undefined && existing._id === opts.id) return announce(deps, scope, existing);
     // A manual entry is still refused; if it was never allocated, that is scheduled on the way.
     if (existing && !existing.allocated_at) await announce(deps, scope, existing);
-    throw ApiError.invalid('This transaction has already been recorded for this address', 'transaction_id', { transaction_id: ['has already been recorded for this address'] });
+    throw existing ? alreadyRecorded(existing) : ApiError.invalid('This transaction has already been recorded for this address', 'transaction_id', { transaction_id: ['has already been recorded for this address'] });
   }
   return announce(deps, scope, tx);
 }
@@ -143,6 +169,41 @@ async function announce(deps: Dependencies, scope: Scope, tx: CryptoTransactionD
   await recordEvent(scope, 'crypto_transaction.received', presentCryptoTransaction(tx), { idempotencyKey: `crypto_transaction.received:${tx._id}` });
   await scheduleAllocation(deps, tx);
   return tx;
+}
+
+/**
+ * The chain paid another amount than a transaction recorded by hand (or by an approved claim)
+ * says: flagged once, with both amounts, and told to the merchant by
+ * `crypto_transaction.amount_mismatch`. The transaction and its allocations stay as they are:
+ * what to do about the difference is the merchant's call.
+ */
+async function flagAmountMismatch(scope: Scope, tx: CryptoTransactionDoc, chainAmount: string): Promise<void> {
+  const mismatch: AmountMismatchDoc = {
+    _id: tx._id, ...scopeFilter(scope), currency: tx.currency, transaction_id: tx.transaction_id,
+    recorded_amount: tx.amount, chain_amount: chainAmount, detected_at: new Date(),
+  };
+  try {
+    await AmountMismatch.collection.insertOne(mismatch as never);
+  } catch (err) {
+    if (!isDuplicateKey(err)) throw err;
+  }
+  const flagged = (await AmountMismatch.findById(tx._id).lean<AmountMismatchDoc>()) ?? mismatch;
+  await recordEvent(scope, 'crypto_transaction.amount_mismatch', presentCryptoTransaction(tx, flagged), { idempotencyKey: `crypto_transaction.amount_mismatch:${tx._id}` });
+}
+
+/** The mismatch flags of these transactions, by transaction id (few exist: one read per page). */
+async function mismatchesOf(scope: Scope, ids: string[]): Promise<Map<string, AmountMismatchDoc>> {
+  if (ids.length === 0) return new Map();
+  const rows = ids.length === 1
+    ? await AmountMismatch.find({ _id: ids[0] }).lean<AmountMismatchDoc[]>()
+    : await AmountMismatch.find({ ...scopeFilter(scope), _id: { $in: ids } }).lean<AmountMismatchDoc[]>();
+  return new Map(rows.filter((r) => r.account_id === scope.accountId && (r.sandbox ?? null) === scope.sandbox).map((r) => [r._id, r]));
+}
+
+/** Transactions as the API shows them, each with its mismatch flag. */
+export async function presentCryptoTransactions(scope: Scope, txs: CryptoTransactionDoc[]) {
+  const flags = await mismatchesOf(scope, txs.map((t) => t._id));
+  return txs.map((t) => presentCryptoTransaction(t, flags.get(t._id) ?? null));
 }
 
 /** The customer whose wallet holds the address (null for an account wallet): kept on the address, else its wallet's. */
@@ -166,17 +227,17 @@ export async function createCryptoTransaction(deps: Dependencies, scope: Scope, 
 }
 
 export async function getCryptoTransaction(scope: Scope, id: string) {
-  return presentCryptoTransaction(await findCryptoTransaction(scope, id));
+  return (await presentCryptoTransactions(scope, [await findCryptoTransaction(scope, id)]))[0];
 }
 
 export async function listCryptoTransactions(scope: Scope, page: number) {
   const { items, pagination } = await listPage<CryptoTransactionDoc>(CryptoTransaction, scopeFilter(scope), page, { timestamp: -1, _id: -1 });
-  return { crypto_transactions: items.map(presentCryptoTransaction), pagination };
+  return { crypto_transactions: await presentCryptoTransactions(scope, items), pagination };
 }
 
 export async function createManualAllocation(deps: Dependencies, scope: Scope, id: string, input: { invoice_id: string; amount_applied?: string }) {
   const tx = await findCryptoTransaction(scope, id);
   const loadInvoice = () => findInvoice(scope, input.invoice_id, 'invoice_id');
   await loadInvoice();
-  return presentCryptoTransaction(await allocateManually(deps, tx, loadInvoice, input.amount_applied));
+  return (await presentCryptoTransactions(scope, [await allocateManually(deps, tx, loadInvoice, input.amount_applied)]))[0];
 }

@@ -13,6 +13,7 @@ import { recordEvent } from './events';
 import type { Dependencies } from '../dependencies';
 import { linkBySecret, payToAddresses } from './publicPaymentClaimLinks';
 import { claimChallengeHmacKey, verifyClaimSolution } from './claimChallenges';
+import { requireTransactionHash } from './cryptoTransactions';
 
 export interface PublicClaimInput {
   transaction_id: string;
@@ -31,8 +32,7 @@ export async function submitPaymentClaim(deps: Dependencies, secret: string, inp
   const currency = input.currency;
   const amountError = cryptoAmountError(currency, input.amount);
   if (amountError) throw ApiError.invalid(`Amount is invalid: ${amountError}`, 'amount');
-  const transactionId = input.transaction_id.trim();
-  if (!transactionId) throw ApiError.validation('transaction_id', "can't be blank");
+  const transactionId = requireTransactionHash(currency, input.transaction_id);
   const checked = validateAddress(currency, input.to_address, link.sandbox ? 'test' : 'mainnet');
   const target = checked.ok ? (await payToAddresses(link)).find((a) => a.currency === currency && a.address_key === checked.canonical) : undefined;
   if (!target) throw ApiError.invalid('The receiving address is not one of the addresses of this payment link', 'to_address');

@@ -9,7 +9,8 @@ import { ApiError } from '../lib/errors';
 import { presentPaymentClaim } from '../presenters/paymentClaim';
 import { recordEvent } from './events';
 import { listPage } from './listing';
-import { recordCryptoTransaction } from './cryptoTransactions';
+import { alreadyRecorded, findRecordedPayment, recordCryptoTransaction, requireTransactionHash } from './cryptoTransactions';
+import { findCryptoAddress } from './cryptoAddresses';
 import type { Dependencies } from '../dependencies';
 import { CryptoTransaction } from '../models/cryptoTransaction';
 import { derivedId, ID_PREFIX } from '../lib/ids';
@@ -58,6 +59,13 @@ export async function listPaymentClaims(scope: Scope, page: number, filter: { st
 export async function approvePaymentClaim(deps: Dependencies, scope: Scope, userId: number, id: string) {
   const claim = await findClaim(scope, id);
   if (claim.status === 'rejected' || claim.crypto_transaction_id) throw notPending();
+  const txId = claimTransactionId(claim._id);
+  // A payment already recorded (on chain or by hand, in any spelling of its hash) is refused
+  // before the decision, so the claim stays pending for the merchant to reject with a reason.
+  // (Claims stored before hashes were checked may still hold one that is not a hash: the same.)
+  const hash = requireTransactionHash(claim.currency, claim.transaction_id);
+  const recorded = await findRecordedPayment(scope, claim.currency, hash, await findCryptoAddress(scope, claim.to_address_id, 'to_address_id'));
+  if (recorded && recorded._id !== txId) throw alreadyRecorded(recorded);
   await takeDecision(claim._id, 'approved');
   const approvedAt = claim.approved_at ?? new Date();
   const approvedBy = claim.approved_by_id ?? userId;
@@ -67,7 +75,6 @@ export async function approvePaymentClaim(deps: Dependencies, scope: Scope, user
     { returnDocument: 'after' },
   ).lean<PaymentClaimDoc>();
   if (!taken) throw notPending();
-  const txId = claimTransactionId(claim._id);
   try {
     await recordCryptoTransaction(
       deps,

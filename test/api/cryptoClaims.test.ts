@@ -347,6 +347,59 @@ describe('payment claims', () => {
     return { ...s, link, claims };
   }
 
+  /** A claim through a fresh link of `s`'s customer. */
+  async function claimOf(s: Awaited<ReturnType<typeof setup>>, body: { transaction_id: string; amount: string; currency: string; to_address: string }) {
+    const link = (await s.a.api.post('/v1/payment_claim_links', { customer_id: s.customer.id })).body;
+    const ch = (await anon().get(`/v1/public/payment_claim_links/${secretOf(link)}`)).body.challenge;
+    return anon().post(`/v1/public/payment_claim_links/${secretOf(link)}/claims`, { ...body, verification: await solve(ch) });
+  }
+
+  it('a claim naming a payment already recorded, in any spelling of its hash, is refused at approval (naming the transaction) and stays pending', async () => {
+    const s = await setup();
+    const invoice = await invoiceOf(s.a.api, s.customer.id, '100.00', '2027-01-01');
+    const next = await invoiceOf(s.a.api, s.customer.id, '30.00', '2027-02-01');
+    // Recorded as the watcher stores it: 0x + lowercase hex.
+    const hash = txHash('ETH');
+    const recorded = await s.a.api.post('/v1/crypto_transactions', { to_address_id: s.eth.id, amount: '0.0333', currency_code: 'ETH', transaction_id: hash });
+    expect(recorded.status).toBe(201);
+    // The customer names the same payment in capitals without 0x: accepted as a claim, canonical.
+    const claim = await claimOf(s, { transaction_id: hash.slice(2).toUpperCase(), amount: '0.0333', currency: 'ETH', to_address: ETH_EIP55 });
+    expect(claim.status).toBe(201);
+    expect(claim.body.transaction_id).toBe(hash);
+    const approval = await s.a.api.post(`/v1/crypto_payment_claims/${claim.body.id}/approval`);
+    expect(approval.status).toBe(422);
+    expect(approval.body.error).toMatchObject({ code: 'parameter_invalid', param: 'transaction_id' });
+    expect(approval.body.error.message).toContain(recorded.body.id);
+    // Nothing recorded twice, the next invoice untouched, the claim still pending and rejectable.
+    expect(await CryptoTransaction.countDocuments({ to_address_id: s.eth.id })).toBe(1);
+    expect((await s.a.api.get(`/v1/crypto_payment_claims/${claim.body.id}`)).body).toMatchObject({ status: 'pending', crypto_transaction_id: null, approved_at: null });
+    expect(await PaymentClaimDecision.exists({ _id: claim.body.id })).toBeNull();
+    const rejected = await s.a.api.post(`/v1/crypto_payment_claims/${claim.body.id}/rejection`, { reason: 'already recorded as ' + recorded.body.id });
+    expect(rejected.body).toMatchObject({ status: 'rejected', rejection_reason: `already recorded as ${recorded.body.id}` });
+    expect((await s.a.api.get(`/v1/invoices/${invoice.id}`)).body.status).toBe('paid');
+    expect((await s.a.api.get(`/v1/invoices/${next.id}`)).body).toMatchObject({ status: 'pending', amount_paid: '0.00' });
+
+    // BTC: a claim with 0x on the txid is stored without it.
+    const btcHash = txHash('BTC');
+    const btcClaim = await claimOf(s, { transaction_id: `0X${btcHash.toUpperCase()}`, amount: '0.0001', currency: 'BTC', to_address: BTC_BECH32 });
+    expect(btcClaim.body.transaction_id).toBe(btcHash);
+  });
+
+  it('a claim whose transaction id is not a hash of its currency is refused: 422 on transaction_id, no use of the link', async () => {
+    const s = await setup();
+    const link = (await s.a.api.post('/v1/payment_claim_links', { customer_id: s.customer.id })).body;
+    const ch = (await anon().get(`/v1/public/payment_claim_links/${secretOf(link)}`)).body.challenge;
+    const solution = await solve(ch);
+    for (const [currency, to_address, transaction_id] of [['BTC', BTC_BECH32, 'tx-1'], ['ETH', ETH_EIP55, '0x1234'], ['BTC', BTC_BECH32, `${txHash('BTC')}ab`]]) {
+      const res = await anon().post(`/v1/public/payment_claim_links/${secretOf(link)}/claims`, { transaction_id, amount: '0.001', currency, to_address, verification: solution });
+      expect(res.status).toBe(422);
+      expect(res.body.error).toMatchObject({ code: 'parameter_invalid', param: 'transaction_id' });
+    }
+    expect((await s.a.api.get(`/v1/payment_claim_links/${link.id}`)).body).toMatchObject({ use_count: 0, usable: true });
+    // The same solution still works: a form error does not spend it.
+    expect((await anon().post(`/v1/public/payment_claim_links/${secretOf(link)}/claims`, { transaction_id: txHash('BTC'), amount: '0.001', currency: 'BTC', to_address: BTC_BECH32, verification: solution })).status).toBe(201);
+  });
+
   it('approval records a manual_entry transaction and allocates it; a second decision is refused', async () => {
     const { a, customer, claims, btc } = await submitted(1);
     const invoice = await invoiceOf(a.api, customer.id, '100.00', '2027-01-01');

@@ -40,12 +40,14 @@ describe('crypto transactions', () => {
     const oldest = await invoiceOf(a.api, customer.id, '100.00', '2027-01-15');
     const middle = await invoiceOf(a.api, customer.id, '50.00', '2027-02-01');
     // 0.00240000 BTC at 50,000 USD = 120.00 USD: pays `oldest`, 20.00 towards `middle`.
-    const res = await a.api.post('/v1/crypto_transactions', { to_address_id: btc.id, amount: '0.00240000', currency_code: 'BTC', transaction_id: 'abc123', timestamp: '2026-11-01T10:00:00.000Z' });
+    const hash = txHash('BTC');
+    const res = await a.api.post('/v1/crypto_transactions', { to_address_id: btc.id, amount: '0.00240000', currency_code: 'BTC', transaction_id: hash, timestamp: '2026-11-01T10:00:00.000Z' });
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({
       object: 'crypto_transaction',
       amount: '0.00240000',
-      transaction_id: 'abc123',
+      transaction_id: hash,
+      amount_mismatch: null,
       transaction_source: 'manual_entry',
       timestamp: '2026-11-01T10:00:00.000Z',
       currency: 'BTC',
@@ -137,7 +139,7 @@ describe('crypto transactions', () => {
 
     const hash = txHash();
     expect((await post({ ...base, transaction_id: hash })).status).toBe(201);
-    const dup = await post({ ...base, transaction_id: hash.toUpperCase().replace('0X', '0x'), amount: '0.2' });
+    const dup = await post({ ...base, transaction_id: hash.toUpperCase(), amount: '0.2' });
     expect(dup.status).toBe(422);
     expect(dup.body.error).toMatchObject({ code: 'parameter_invalid', param: 'transaction_id' });
     // Same hash to another address is another output: fine.
@@ -145,6 +147,47 @@ describe('crypto transactions', () => {
     expect((await post({ ...base, to_address_id: other.id, transaction_id: hash })).status).toBe(201);
     // Another account's address is not found.
     expect((await b.api.post('/v1/crypto_transactions', base)).status).toBe(404);
+  });
+
+  it('one canonical hash per currency: stored, echoed and deduplicated in every spelling; anything else refused', async () => {
+    const { a, btc, eth } = await setup();
+    const post = (body: object) => a.api.post('/v1/crypto_transactions', body);
+    const body = txHash('BTC');
+
+    // BTC: 64 lowercase hex; a 0x prefix (any case) is stripped.
+    const first = await post({ to_address_id: btc.id, amount: '0.001', currency_code: 'BTC', transaction_id: `0x${body}` });
+    expect(first.status).toBe(201);
+    expect(first.body.transaction_id).toBe(body);
+    expect((await a.api.get(`/v1/crypto_transactions/${first.body.id}`)).body.transaction_id).toBe(body);
+    const [received] = await eventsOf('crypto_transaction.received', first.body.id);
+    expect((received as any).payload.transaction_id).toBe(body);
+    for (const spelling of [body, body.toUpperCase(), `0X${body.toUpperCase()}`, ` ${body} `]) {
+      const again = await post({ to_address_id: btc.id, amount: '0.001', currency_code: 'BTC', transaction_id: spelling });
+      expect(again.status).toBe(422);
+      expect(again.body.error).toMatchObject({ code: 'parameter_invalid', param: 'transaction_id' });
+      expect(again.body.error.message).toContain(first.body.id);
+    }
+
+    // ETH: 0x + 64 lowercase hex; 0X and a missing prefix are normalised.
+    const ethBody = txHash('BTC');
+    const eth1 = await post({ to_address_id: eth.id, amount: '0.01', currency_code: 'ETH', transaction_id: ethBody.toUpperCase() });
+    expect(eth1.status).toBe(201);
+    expect(eth1.body.transaction_id).toBe(`0x${ethBody}`);
+    for (const spelling of [`0x${ethBody}`, `0X${ethBody}`, ethBody]) {
+      const again = await post({ to_address_id: eth.id, amount: '0.01', currency_code: 'ETH', transaction_id: spelling });
+      expect([again.status, again.body.error.param]).toEqual([422, 'transaction_id']);
+      expect(again.body.error.message).toContain(eth1.body.id);
+    }
+    expect(await CryptoTransaction.countDocuments({ to_address_id: btc.id })).toBe(1);
+    expect(await CryptoTransaction.countDocuments({ to_address_id: eth.id })).toBe(1);
+
+    // Not a hash of its currency: 422 on transaction_id, nothing recorded.
+    for (const [currency, to, id] of [['BTC', btc.id, 'abc123'], ['BTC', btc.id, `${body}00`], ['ETH', eth.id, `0x${ethBody.slice(2)}`], ['ETH', eth.id, `0x0x${ethBody}`], ['BTC', btc.id, `${body.slice(0, 63)}z`]]) {
+      const r = await post({ to_address_id: to, amount: '0.001', currency_code: currency, transaction_id: id });
+      expect(r.status).toBe(422);
+      expect(r.body.error).toMatchObject({ code: 'parameter_invalid', param: 'transaction_id' });
+      expect(r.body.errors.transaction_id[0]).toContain(currency);
+    }
   });
 
   it('a repeated entry of a transaction left unallocated (first attempt failed after its insert) is refused and allocates it, once', async () => {

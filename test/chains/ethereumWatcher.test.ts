@@ -102,6 +102,64 @@ describe('ETH watcher', () => {
     });
   });
 
+  it('a payment the watcher recorded is not recorded again by hand or by a claim, however its hash is spelled', async () => {
+    const worker = await createTestWorker(env, taskQueue, chainEnv);
+    await worker.runUntil(async () => {
+      const { a, customer, address } = await payer();
+      const invoice = await invoiceOf(a.api, customer.id, '1500.00', '2027-01-01');
+      const next = await invoiceOf(a.api, customer.id, '1500.00', '2027-02-01');
+      await ensureChainWatchers(testDependencies({ env: chainEnv, temporal: { client: env.client, taskQueue } }));
+      const sent = await chain.send(address.address, '0.5');
+      await chain.mine(CONFIRMATIONS - 1);
+      await waitFor(async () => (await a.api.get(`/v1/invoices/${invoice.id}`)).body.status === 'paid', 'invoice paid by the watcher');
+      const [onChain] = (await a.api.get('/v1/crypto_transactions')).body.crypto_transactions;
+      expect(onChain).toMatchObject({ transaction_source: 'blockchain', transaction_id: sent.hash.toLowerCase() });
+
+      for (const spelling of [sent.hash.slice(2), sent.hash.slice(2).toUpperCase(), `0X${sent.hash.slice(2)}`]) {
+        const manual = await a.api.post('/v1/crypto_transactions', { to_address_id: address.id, amount: '0.5', currency_code: 'ETH', transaction_id: spelling });
+        expect(manual.status).toBe(422);
+        expect(manual.body.error).toMatchObject({ code: 'parameter_invalid', param: 'transaction_id' });
+        expect(manual.body.error.message).toContain(onChain.id);
+      }
+      expect(await CryptoTransaction.countDocuments({ to_address_id: address.id })).toBe(1);
+      expect((await a.api.get(`/v1/invoices/${next.id}`)).body).toMatchObject({ status: 'pending', amount_paid: '0.00' });
+    });
+  });
+
+  it('a manual entry the chain contradicts stays as recorded, is flagged with both amounts, and the merchant is told once', async () => {
+    const worker = await createTestWorker(env, taskQueue, chainEnv);
+    await worker.runUntil(async () => {
+      const { a, customer, address } = await payer();
+      const invoice = await invoiceOf(a.api, customer.id, '300.00', '2027-01-01');
+      await ensureChainWatchers(testDependencies({ env: chainEnv, temporal: { client: env.client, taskQueue } }));
+      // Mined, not yet final: the merchant records it by hand first, misspelled and with another amount.
+      const sent = await chain.send(address.address, '0.2');
+      const manual = await a.api.post('/v1/crypto_transactions', { to_address_id: address.id, amount: '0.1', currency_code: 'ETH', transaction_id: sent.hash.slice(2).toUpperCase() });
+      expect(manual.status).toBe(201);
+      expect(manual.body.transaction_id).toBe(sent.hash.toLowerCase());
+      // The allocation's last write is its event.
+      await waitFor(async () => (await Event.countDocuments({ event: 'crypto_transaction.allocated', 'payload.id': manual.body.id })) > 0, 'manual entry allocated');
+      expect((await a.api.get(`/v1/invoices/${invoice.id}`)).body.status).toBe('paid');
+      const allocated = (await a.api.get(`/v1/crypto_transactions/${manual.body.id}`)).body;
+
+      await chain.mine(CONFIRMATIONS);
+      await waitFor(async () => (await ChainPaymentRecord.findById(`ETH:${sent.hash.toLowerCase()}:0`).lean())?.status === 'recorded', 'chain payment recorded');
+      const flagged = (await a.api.get(`/v1/crypto_transactions/${manual.body.id}`)).body;
+      expect(flagged).toMatchObject({ amount: '0.1', transaction_source: 'manual_entry', allocations: allocated.allocations, unallocated_amount: allocated.unallocated_amount });
+      expect(flagged.amount_mismatch).toEqual({ recorded_amount: '0.1', chain_amount: '0.2', detected_at: expect.any(String) });
+      expect((await a.api.get('/v1/crypto_transactions')).body.crypto_transactions).toEqual([flagged]);
+      const told = await Event.find({ event: 'crypto_transaction.amount_mismatch', 'payload.id': manual.body.id }).lean();
+      expect(told).toHaveLength(1);
+      expect((told[0] as any).payload.amount_mismatch).toMatchObject({ recorded_amount: '0.1', chain_amount: '0.2' });
+
+      // Later scans neither record it again nor tell the merchant twice.
+      await chain.mine(2);
+      await scannedToTip();
+      expect(await CryptoTransaction.countDocuments({ to_address_id: address.id })).toBe(1);
+      expect(await Event.countDocuments({ event: 'crypto_transaction.amount_mismatch', 'payload.id': manual.body.id })).toBe(1);
+    });
+  });
+
   it('never records a payment that vanished in a reorg before reaching the threshold', async () => {
     const worker = await createTestWorker(env, taskQueue, chainEnv);
     await worker.runUntil(async () => {

@@ -6,6 +6,7 @@
 import { useTestDatabase } from '../support/db';
 import { newAccount, startTestApi, TestApi } from '../support/api';
 import { currentOtp } from '../../src/cryptography/totp';
+import { AmountMismatch } from '../../src/models/cryptoTransaction';
 
 useTestDatabase();
 let api: TestApi;
@@ -154,6 +155,26 @@ describe('console sign-in and session', () => {
     await o.signIn(other.email, other.password);
     expect((await o.go('GET', `/console/subscriptions/${sub.id}`)).status).toBe(404);
     expect((await o.go('GET', '/console/subscriptions')).text).not.toContain(sub.id);
+  });
+
+  it('flags the transactions whose amount the chain contradicts on the overview, in the session\'s scope only', async () => {
+    const a = await newAccount(api.url);
+    const other = await newAccount(api.url);
+    const b = browser(api.url);
+    await b.signIn(a.email, a.password);
+    expect((await b.go('GET', '/console')).text).not.toContain('id="amount-mismatches"');
+    const hash = `0x${'ab'.repeat(32)}`;
+    await AmountMismatch.create({ _id: 'trxn_flagged', account_id: a.account_id, sandbox: null, currency: 'ETH', transaction_id: hash, recorded_amount: '0.1', chain_amount: '0.2', detected_at: new Date() });
+    await AmountMismatch.create({ _id: 'trxn_sandboxed', account_id: a.account_id, sandbox: 'test', currency: 'ETH', transaction_id: hash, recorded_amount: '0.3', chain_amount: '0.4', detected_at: new Date() });
+    const page = (await b.go('GET', '/console')).text;
+    const section = page.slice(page.indexOf('id="amount-mismatches"'));
+    expect(section).toContain('trxn_flagged');
+    expect(section).toMatch(/0\.1 ETH<\/td><td class="num">0\.2 ETH/);
+    expect(section).toContain(hash);
+    expect(page).not.toContain('trxn_sandboxed');
+    const o = browser(api.url);
+    await o.signIn(other.email, other.password);
+    expect((await o.go('GET', '/console')).text).not.toContain('trxn_flagged');
   });
 
   it('serves the reports as CSV downloads in the session\'s scope', async () => {

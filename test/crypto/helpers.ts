@@ -11,10 +11,11 @@ export const ETH_EIP55 = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed';
 export const ETH_EIP55_2 = '0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359';
 
 let txSeq = 0;
-/** A fresh fake transaction hash. */
-export function txHash(): string {
+/** A fresh fake transaction hash in its currency's canonical spelling (BTC: 64 hex; ETH: `0x` + 64 hex). */
+export function txHash(currency: 'BTC' | 'ETH' = 'BTC'): string {
   txSeq += 1;
-  return '0x' + (Date.now().toString(16) + txSeq.toString(16).padStart(8, '0') + Math.random().toString(16).slice(2)).padEnd(64, '0').slice(0, 64);
+  const body = (Date.now().toString(16) + txSeq.toString(16).padStart(8, '0') + Math.random().toString(16).slice(2)).padEnd(64, '0').slice(0, 64);
+  return currency === 'ETH' ? `0x${body}` : body;
 }
 
 /** A customer with its wallet, a product and a $1-unit price. */

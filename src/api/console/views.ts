@@ -110,6 +110,11 @@ export function overviewPage(session: ConsoleSessionView, o: Overview): string {
   <section class="chart"><h2>Receivables aging</h2><div class="canvas-box"><canvas id="chart-aging" role="img" aria-label="Receivables by aging bucket"></canvas></div></section>
   <section class="chart"><h2>Collections by currency (USD)</h2><div class="canvas-box"><canvas id="chart-collections" role="img" aria-label="Collections per month by currency"></canvas></div></section>
 </div>
+${o.amount_mismatches.length === 0 ? '' : `<section id="amount-mismatches"><h2>Payments to review: the chain paid another amount</h2>
+<p class="notice">Recorded by hand or from a claim, then found on chain with a different amount. Each stays as recorded, with its allocations: correct it with the customer.</p>
+<div class="table-wrap"><table><thead><tr><th>Transaction</th><th>Hash</th><th class="num">Recorded</th><th class="num">On chain</th><th>Detected</th></tr></thead><tbody>
+${o.amount_mismatches.map((x) => `<tr class="flagged"><td>${h(x.crypto_transaction_id)}</td><td><code>${h(x.transaction_id)}</code></td><td class="num">${h(x.recorded_amount)} ${h(x.currency)}</td><td class="num">${h(x.chain_amount)} ${h(x.currency)}</td><td>${h(x.detected_at)}</td></tr>`).join('')}
+</tbody></table></div></section>`}
 ${jsonBlock('chart-data', o.charts)}`;
   return layout('Overview', body, { session, current: '/console', scripts: ['/console/assets/chart.umd.min.js', '/console/assets/console.js'] });
 }

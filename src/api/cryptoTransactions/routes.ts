@@ -25,7 +25,7 @@ export const createBody = compile<CryptoTransactionInput>({
     amount: { type: 'string', maxLength: 60 },
     currency_code: { type: 'string', maxLength: 20 },
     currency: { type: 'string', maxLength: 20 },
-    transaction_id: { type: 'string', minLength: 1, maxLength: 200 },
+    transaction_id: s.transactionHash,
     timestamp: { type: 'string', maxLength: 40 },
     from_address_id: { type: ['string', 'null'], maxLength: 64 },
   },

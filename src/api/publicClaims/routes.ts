@@ -1,6 +1,6 @@
 import type Router from '@koa/router';
 import type { AppState, Ctx } from '../context';
-import { compile } from '../validation';
+import { compile, s } from '../validation';
 import type { RouteDeps } from '../app';
 import { getPublicPaymentClaimLink } from '../../services/publicPaymentClaimLinks';
 import { PublicClaimInput, submitPaymentClaim } from '../../services/paymentClaimSubmission';
@@ -9,7 +9,7 @@ export const claimBody = compile<PublicClaimInput>({
   type: 'object',
   required: ['transaction_id', 'amount', 'currency', 'to_address'],
   properties: {
-    transaction_id: { type: 'string', minLength: 1, maxLength: 200 },
+    transaction_id: s.transactionHash,
     amount: { type: 'string', maxLength: 60 },
     currency: { type: 'string', maxLength: 20 },
     to_address: { type: 'string', maxLength: 200 },
