@@ -11,13 +11,16 @@ import { temporalWorkflows, Workflows } from './temporal/clients';
 import { Coalescer } from './lib/coalesce';
 import type { WorkflowStartMode } from './services/workflowStarts';
 import { CachedOracle, PriceOracle, priceOracleFromConfig } from './services/priceOracle';
+import { SpotPrices } from './services/spotPrices';
 
 export interface Dependencies {
   /** Settings: slippage tolerance, payment claims (PUBLIC_URL, CLAIM_*), webhook URL rules, ... */
   config: Config;
   logger: Logger;
-  /** USD prices of crypto payments (the configured provider, cached per minute). */
+  /** USD prices of crypto payments (the configured provider, cached per minute, lookups in flight shared, failures backed off). */
   priceOracle: PriceOracle;
+  /** The pay page's spot prices: this process's one refresher over `priceOracle`, whatever the visitors. */
+  spotPrices: SpotPrices;
   /** The process's Temporal client, for the sweepers and webhook dispatch; null where none runs. */
   temporal: TemporalContext | null;
   /** One client per workflow (src/temporal/clients). */
@@ -28,11 +31,13 @@ export interface Dependencies {
 
 export function createDependencies(opts: { config: Config; logger: Logger; temporal: TemporalContext; workflowStarts?: WorkflowStartMode }): Dependencies {
   const { config, logger, temporal } = opts;
+  const priceOracle = new CachedOracle(priceOracleFromConfig(config.priceOracle));
   return {
     config,
     logger,
     temporal,
-    priceOracle: new CachedOracle(priceOracleFromConfig(config.priceOracle)),
+    priceOracle,
+    spotPrices: new SpotPrices(priceOracle),
     workflows: temporalWorkflows(temporal, logger, opts.workflowStarts),
     inFlight: new Coalescer(),
   };

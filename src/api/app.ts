@@ -84,6 +84,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     config,
     logger,
     priceOracle: deps.priceOracle,
+    spotPrices: deps.spotPrices,
     temporal: deps.temporal,
     workflows: deps.workflows,
     inFlight: deps.inFlight,

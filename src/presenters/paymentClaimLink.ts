@@ -26,7 +26,8 @@ export function presentPaymentClaimLink(l: PaymentClaimLinkDoc, publicUrl: strin
     max_uses: l.max_uses,
     use_count: l.use_count ?? 0,
     used_at: iso(l.used_at ?? null),
-    metadata: l.metadata ?? null,
+    // The contract types it `string`, not "string or null": none given reads "".
+    metadata: l.metadata ?? '',
     price_id: l.price_id ?? null,
     link: linkUrl(publicUrl, l.secret),
     customer_id: l.customer_id,

@@ -239,7 +239,7 @@ export const PaymentClaimLink = obj({
   max_uses: { type: 'integer', minimum: 1 },
   use_count: { type: 'integer', minimum: 0 },
   used_at: nullable(timestamp),
-  metadata: nullable(str),
+  metadata: { type: 'string', description: 'Free-text notes; `""` when none was given' },
   price_id: nullable(str),
   link: { type: 'string', format: 'uri', description: '`<PUBLIC_URL>/pay/<secret>`: share it with the customer' },
   customer_id: str,

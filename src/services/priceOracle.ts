@@ -2,10 +2,13 @@
  * USD prices of BTC and ETH at a moment, behind one interface. The fixed-rate table is the
  * embedded default; `PRICE_ORACLE=coingecko` selects the HTTP provider (`priceOracleFromConfig`).
  * Start-up puts the configured one, cached per (currency, minute), in the process's
- * dependencies (src/dependencies.ts); tests pass their own.
+ * dependencies (src/dependencies.ts), and the pay page's spot prices on top of it
+ * (src/services/spotPrices.ts); tests pass their own.
  */
 import type { CryptoCurrency } from '../cryptocurrency/addresses';
 import type { Config } from '../config';
+import { Coalescer } from '../lib/coalesce';
+import { priceFailureBackoffMs } from '../cryptocurrency/priceFreshness';
 
 export interface PriceOracle {
   /** USD per coin at `at`, as a decimal string. Throws PriceUnavailableError when it cannot say. */
@@ -26,18 +29,69 @@ export class FixedRateOracle implements PriceOracle {
   }
 }
 
-/** Wraps an oracle with a cache keyed by (currency, UTC minute of `at`). */
+export interface CachedOracleOptions {
+  maxEntries?: number;
+  /** The clock failures are backed off by (tests pass their own). */
+  now?: () => number;
+}
+
+/** A failed lookup of a key, answered from memory until `until`. */
+interface Failure {
+  message: string;
+  failures: number;
+  until: number;
+}
+
+/**
+ * Wraps an oracle with a cache keyed by (currency, UTC minute of `at`). Concurrent lookups of a
+ * key share one upstream call, and a failed one is answered from memory for a backoff
+ * (priceFailureBackoffMs: 5 s doubling to 60 s), so neither a burst nor an outage costs the
+ * price API's quota call for call; the backoff is short so that a retried allocation gets its price.
+ */
 export class CachedOracle implements PriceOracle {
-  private cache = new Map<string, string>();
-  constructor(private readonly inner: PriceOracle, private readonly maxEntries = 10_000) {}
-  async usdPrice(currency: CryptoCurrency, at: Date): Promise<string> {
+  private readonly prices = new Map<string, string>();
+  private readonly failures = new Map<string, Failure>();
+  private readonly lookups = new Coalescer<string>();
+  private readonly maxEntries: number;
+  private readonly now: () => number;
+  constructor(private readonly inner: PriceOracle, opts: CachedOracleOptions = {}) {
+    this.maxEntries = opts.maxEntries ?? 10_000;
+    this.now = opts.now ?? Date.now;
+  }
+
+  usdPrice(currency: CryptoCurrency, at: Date): Promise<string> {
     const key = `${currency}:${Math.floor(at.getTime() / 60_000)}`;
-    const hit = this.cache.get(key);
-    if (hit !== undefined) return hit;
-    const price = await this.inner.usdPrice(currency, at);
-    if (this.cache.size >= this.maxEntries) this.cache.clear();
-    this.cache.set(key, price);
-    return price;
+    // A caller queued behind a lookup finds its answer here rather than asking again.
+    return this.remembered(key) ?? this.lookups.run(key, () => this.remembered(key) ?? this.lookUp(key, currency, at));
+  }
+
+  /** A price, or a failure still within its backoff; null when upstream is to be asked. */
+  private remembered(key: string): Promise<string> | null {
+    const price = this.prices.get(key);
+    if (price !== undefined) return Promise.resolve(price);
+    const failed = this.failures.get(key);
+    const now = this.now();
+    if (failed && now < failed.until) {
+      return Promise.reject(new PriceUnavailableError(`${failed.message} (asked again in ${Math.ceil((failed.until - now) / 1000)} s)`));
+    }
+    return null;
+  }
+
+  private async lookUp(key: string, currency: CryptoCurrency, at: Date): Promise<string> {
+    try {
+      const price = await this.inner.usdPrice(currency, at);
+      this.failures.delete(key);
+      if (this.prices.size >= this.maxEntries) this.prices.clear();
+      this.prices.set(key, price);
+      return price;
+    } catch (err) {
+      if (err instanceof PriceUnavailableError) {
+        const failures = (this.failures.get(key)?.failures ?? 0) + 1;
+        if (this.failures.size >= this.maxEntries) this.failures.clear();
+        this.failures.set(key, { message: err.message, failures, until: this.now() + priceFailureBackoffMs(failures) });
+      }
+      throw err;
+    }
   }
 }
 

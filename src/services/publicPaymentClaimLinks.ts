@@ -130,13 +130,11 @@ export async function getPublicPaymentClaimLink(deps: Dependencies, secret: stri
   const paymentStatus = derivePaymentStatus({ invoiceStatuses: covered.map((i) => i.status), pending: await pendingChainPayments(deps, wallet) });
   const quotes: { currency: CryptoCurrency; usd_price: string; amount: string }[] = [];
   for (const currency of new Set(wallet.addresses.map((a) => a.currency))) {
-    try {
-      const usd = await deps.priceOracle.usdPrice(currency, new Date());
-      const amount = new Dec(amountDue).div(usd).toDecimalPlaces(currency === 'BTC' ? 8 : 18, Dec.ROUND_UP);
-      quotes.push({ currency, usd_price: usd, amount: formatCryptoAmount(currency, amount) });
-    } catch {
-      // No quote without a price; the page still shows the addresses.
-    }
+    // The refresher's last price, not a lookup per visitor. No quote without a price; the page still shows the addresses.
+    const usd = await deps.spotPrices.usdPrice(currency);
+    if (usd === null) continue;
+    const amount = new Dec(amountDue).div(usd).toDecimalPlaces(currency === 'BTC' ? 8 : 18, Dec.ROUND_UP);
+    quotes.push({ currency, usd_price: usd, amount: formatCryptoAmount(currency, amount) });
   }
   return {
     object: 'payment_claim_link' as const,

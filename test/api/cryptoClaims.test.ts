@@ -80,7 +80,17 @@ describe('payment claim links', () => {
     const price = (await a.api.post('/v1/prices', { product_id: product.id, amount: 2500 })).body;
     const withPrice = await a.api.post('/v1/payment_claim_links', { customer_id: customer.id, price_id: price.id, max_uses: 3, expires_at: '2099-01-01T00:00:00.000Z' });
     expect(withPrice.body).toMatchObject({ price_id: price.id, max_uses: 3, expires_at: '2099-01-01T00:00:00.000Z' });
-    expect((await anon().get(`/v1/public/payment_claim_links/${secretOf(withPrice.body)}`)).body).toMatchObject({ price: { id: price.id, amount: '25.00' }, amount_due: '25.00' });
+    const publicView = (await anon().get(`/v1/public/payment_claim_links/${secretOf(withPrice.body)}`)).body;
+    expect(publicView).toMatchObject({ price: { id: price.id, amount: '25.00' }, amount_due: '25.00' });
+    // The merchant's notes stay the merchant's: neither the public view nor the pay page shows them.
+    expect(publicView).not.toHaveProperty('metadata');
+
+    // The contract types `metadata` as a string (not "string or null"): none given reads "".
+    expect(withPrice.body.metadata).toBe('');
+    expect((await a.api.get(`/v1/payment_claim_links/${withPrice.body.id}`)).body.metadata).toBe('');
+    const nullMetadata = await a.api.post('/v1/payment_claim_links', { customer_id: customer.id, metadata: null });
+    expect(nullMetadata.body.metadata).toBe('');
+    expect((await a.api.get('/v1/payment_claim_links')).body.payment_claim_links.map((l: any) => l.metadata)).toEqual(['', '', 'order 42']);
 
     const zero = await a.api.post('/v1/payment_claim_links', { customer_id: customer.id, max_uses: 0 });
     expect(zero.status).toBe(422);

@@ -15,6 +15,8 @@ import { BTC_BECH32, ETH_EIP55, customerWithWallet, invoiceOf, txHash } from '..
 import { ChainCursor, ChainPaymentRecord } from '../../src/models/chainPayment';
 import { CryptoAddress } from '../../src/models/cryptoAddress';
 import { FixedRateOracle } from '../../src/services/priceOracle';
+import { SpotPrices } from '../../src/services/spotPrices';
+import { SPOT_REFRESH_MS } from '../../src/cryptocurrency/priceFreshness';
 import { SwitchableOracle } from '../support/dependencies';
 
 const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => p && existsSync(p));
@@ -32,10 +34,17 @@ let api: TestApi;
 let browser: Browser;
 /** What this file's API prices with; a test moves the price and back. */
 const oracle = new SwitchableOracle();
+/** The spot refresher's clock, ahead of the real one by what a test skipped. */
+let skippedMs = 0;
+/** Prices with `next` from the refresher's next refresh on. */
+function movePrice(next: FixedRateOracle) {
+  oracle.current = next;
+  skippedMs += SPOT_REFRESH_MS;
+}
 beforeAll(async () => {
   mkdirSync(ARTIFACTS, { recursive: true });
   // Every page polls the public endpoint; this file makes more requests than one IP may in a minute.
-  api = await startTestApi({ priceOracle: oracle }, { PUBLIC_RATE_LIMIT_PER_MINUTE: '100000' });
+  api = await startTestApi({ priceOracle: oracle, spotPrices: new SpotPrices(oracle, { now: () => Date.now() + skippedMs }) }, { PUBLIC_RATE_LIMIT_PER_MINUTE: '100000' });
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
@@ -196,14 +205,14 @@ describe.each(VIEWPORTS)('pay page at $name width', (vp) => {
       expect(await page.evaluate(() => navigator.clipboard.readText())).toBe('0.002');
 
       // The price moves (BTC 40,000): the polled estimate, its QR code and wallet link follow.
-      oracle.current = new FixedRateOracle({ BTC: '40000.00', ETH: '3000.00' });
+      movePrice(new FixedRateOracle({ BTC: '40000.00', ETH: '3000.00' }));
       try {
         await page.waitForFunction(() => document.getElementById('amount-0')?.textContent === '0.0025', undefined, { timeout: 20_000 });
         expect(await decodeQr(page, '[data-option="0"] img.qr')).toBe(`bitcoin:${BTC_BECH32}?amount=0.0025`);
         expect(await page.locator('[data-option="0"] a.wallet-link').getAttribute('href')).toBe(`bitcoin:${BTC_BECH32}?amount=0.0025`);
         expect(await page.locator('[data-option="0"] [data-field="rate"]').textContent()).toContain('1 BTC = 40000.00 USD');
       } finally {
-        oracle.current = new FixedRateOracle();
+        movePrice(new FixedRateOracle());
       }
 
       // The countdown runs.

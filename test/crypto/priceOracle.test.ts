@@ -11,19 +11,23 @@ import {
 } from '../../src/services/priceOracle';
 import { ConfigError, loadConfig } from '../../src/config';
 import { createDependencies } from '../../src/dependencies';
+import { SpotPrices } from '../../src/services/spotPrices';
+import { PRICE_FAILURE_BACKOFF_MS, SPOT_MAX_AGE_MS, SPOT_REFRESH_MS } from '../../src/cryptocurrency/priceFreshness';
+import type { PriceOracle } from '../../src/services/priceOracle';
 import { useTestDatabase } from '../support/db';
-import { newAccount, startTestApi } from '../support/api';
+import { client, newAccount, startTestApi } from '../support/api';
 import { BTC_BECH32, customerWithWallet, invoiceOf, txHash } from './helpers';
 
 useTestDatabase();
 
-/** A local server answering like CoinGecko's /coins/{id}/market_chart/range. */
-function startFakeCoinGecko() {
+/** A local server answering like CoinGecko's /coins/{id}/market_chart/range (after `delayMs`, like a distant one). */
+function startFakeCoinGecko(delayMs = 0) {
   const requests: { path: string; query: URLSearchParams; key?: string }[] = [];
   let fail = false;
-  const server = http.createServer((req, res) => {
+  const server = http.createServer(async (req, res) => {
     const url = new URL(req.url!, 'http://x');
     requests.push({ path: url.pathname, query: url.searchParams, key: req.headers['x-cg-pro-api-key'] as string | undefined });
+    if (delayMs > 0) await new Promise((r) => setTimeout(r, delayMs));
     if (fail) {
       res.writeHead(429, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ status: { error_code: 429, error_message: "You've exceeded the Rate Limit." } }));
@@ -134,5 +138,138 @@ describe('price oracle from configuration', () => {
     const coingecko = createDependencies({ config: loadConfig({ LOG_LEVEL: 'silent', PRICE_ORACLE: 'coingecko', COINGECKO_URL: 'http://127.0.0.1:9/api/v3' }), logger, temporal }).priceOracle;
     expect(coingecko).toBeInstanceOf(CachedOracle);
     await expect(coingecko.usdPrice('BTC', new Date())).rejects.toBeInstanceOf(PriceUnavailableError);
+    // The pay page's refresher sits on the same cached oracle: no price, no estimate.
+    const spot = createDependencies({ config: loadConfig({ LOG_LEVEL: 'silent', PRICE_ORACLE: 'coingecko', COINGECKO_URL: 'http://127.0.0.1:9/api/v3' }), logger, temporal }).spotPrices;
+    expect(spot).toBeInstanceOf(SpotPrices);
+    expect(await spot.usdPrice('BTC')).toBeNull();
+  });
+});
+
+/** A clock a test moves by hand. */
+function manualClock(start = Date.parse('2026-05-01T12:00:00.000Z')) {
+  const clock = { t: start, now: () => clock.t, advance: (ms: number) => void (clock.t += ms) };
+  return clock;
+}
+
+describe('price lookups: shared in flight, failures backed off (issue 23)', () => {
+  it('50 concurrent lookups of one (currency, minute) make one upstream call', async () => {
+    const fake = await startFakeCoinGecko();
+    try {
+      const oracle = new CachedOracle(new CoinGeckoOracle(fake.url));
+      const at = new Date('2026-05-01T12:07:00.000Z');
+      const prices = await Promise.all(Array.from({ length: 50 }, () => oracle.usdPrice('BTC', at)));
+      expect(new Set(prices).size).toBe(1);
+      expect(fake.requests).toHaveLength(1);
+    } finally {
+      await fake.close();
+    }
+  });
+
+  it('20 lookups during an upstream failure make one call within the backoff; after it, one more (injected clock)', async () => {
+    const fake = await startFakeCoinGecko();
+    try {
+      const clock = manualClock();
+      const oracle = new CachedOracle(new CoinGeckoOracle(fake.url), { now: clock.now });
+      // An allocation's price: the transaction's own (past) timestamp.
+      const at = new Date('2026-04-30T08:05:00.000Z');
+      fake.setFail(true);
+      const concurrent = await Promise.allSettled(Array.from({ length: 10 }, () => oracle.usdPrice('BTC', at)));
+      for (let i = 0; i < 10; i += 1) {
+        await expect(oracle.usdPrice('BTC', at)).rejects.toBeInstanceOf(PriceUnavailableError);
+        clock.advance(400);
+      }
+      expect(concurrent.every((r) => r.status === 'rejected' && r.reason instanceof PriceUnavailableError)).toBe(true);
+      expect(fake.requests).toHaveLength(1);
+
+      // Past the backoff it asks again; still failing, the next wait is twice as long.
+      clock.advance(PRICE_FAILURE_BACKOFF_MS);
+      await expect(oracle.usdPrice('BTC', at)).rejects.toThrow('price API answered 429');
+      expect(fake.requests).toHaveLength(2);
+      clock.advance(PRICE_FAILURE_BACKOFF_MS);
+      await expect(oracle.usdPrice('BTC', at)).rejects.toThrow(/asked again in \d+ s/);
+      expect(fake.requests).toHaveLength(2);
+
+      // The API is back: the retried allocation gets the historical sample once the backoff is over.
+      fake.setFail(false);
+      clock.advance(PRICE_FAILURE_BACKOFF_MS);
+      const t = Date.parse('2026-04-30T08:05:00.000Z');
+      expect(await oracle.usdPrice('BTC', at)).toBe((42000 + (t / 300_000) % 100 + 0.123456789).toFixed(8).replace(/\.?0+$/, ''));
+      expect(fake.requests).toHaveLength(3);
+      // Another key was never held back by this one's failures.
+      await oracle.usdPrice('ETH', at);
+      expect(fake.requests).toHaveLength(4);
+    } finally {
+      await fake.close();
+    }
+  });
+
+  it('spot prices: visitors read the refresher\'s price; it asks once per refresh interval, and keeps the last price through a failure', async () => {
+    const clock = manualClock();
+    let calls = 0;
+    let down = false;
+    const upstream: PriceOracle = {
+      usdPrice: async () => {
+        calls += 1;
+        await new Promise((r) => setTimeout(r, 5));
+        if (down) throw new PriceUnavailableError('down');
+        return `${50000 + calls}.00`;
+      },
+    };
+    const spot = new SpotPrices(upstream, { now: clock.now });
+    expect(new Set(await Promise.all(Array.from({ length: 50 }, () => spot.usdPrice('BTC'))))).toEqual(new Set(['50001.00']));
+    expect(calls).toBe(1);
+    clock.advance(SPOT_REFRESH_MS - 1);
+    await Promise.all(Array.from({ length: 20 }, () => spot.usdPrice('BTC')));
+    expect(calls).toBe(1);
+    clock.advance(1);
+    expect(await Promise.all(Array.from({ length: 20 }, () => spot.usdPrice('BTC')))).toEqual(Array(20).fill('50002.00'));
+    expect(calls).toBe(2);
+
+    // Down: one try per interval, the last price meanwhile, none once it is too old.
+    down = true;
+    clock.advance(SPOT_REFRESH_MS);
+    expect(await Promise.all(Array.from({ length: 20 }, () => spot.usdPrice('BTC')))).toEqual(Array(20).fill('50002.00'));
+    expect(calls).toBe(3);
+    clock.advance(SPOT_MAX_AGE_MS);
+    expect(await spot.usdPrice('BTC')).toBeNull();
+    expect(calls).toBe(4);
+    down = false;
+    clock.advance(SPOT_REFRESH_MS);
+    expect(await spot.usdPrice('BTC')).toBe('50005.00');
+  });
+
+  it('the public link and the pay page, polled by many visitors: the refresher\'s calls, not one per visitor', async () => {
+    // Slow enough that concurrent visitors overlap on it.
+    const fake = await startFakeCoinGecko(300);
+    const clock = manualClock(Date.now());
+    const priceOracle = new CachedOracle(new CoinGeckoOracle(fake.url));
+    const api = await startTestApi({ priceOracle, spotPrices: new SpotPrices(priceOracle, { now: clock.now }) }, { PUBLIC_RATE_LIMIT_PER_MINUTE: '100000' });
+    try {
+      const a = await newAccount(api.url);
+      const { customer, wallet } = await customerWithWallet(a.api);
+      await a.api.post('/v1/crypto_addresses', { wallet_id: wallet.id, currency_code: 'BTC', address: BTC_BECH32 });
+      await invoiceOf(a.api, customer.id, '100.00', '2027-01-01');
+      const link = (await a.api.post('/v1/payment_claim_links', { customer_id: customer.id })).body;
+      const secret = link.link.split('/pay/')[1];
+      const visitor = client(api.url);
+      const visit = async () => {
+        const [json, page] = await Promise.all([visitor.get(`/v1/public/payment_claim_links/${secret}`), visitor.get(`/pay/${secret}`)]);
+        expect(json.status).toBe(200);
+        expect(page.status).toBe(200);
+        return json.body.quotes as { currency: string; usd_price: string }[];
+      };
+      const upstreamCalls = () => fake.requests.filter((r) => r.path.endsWith('/market_chart/range')).length;
+      const first = await Promise.all(Array.from({ length: 30 }, visit));
+      expect(first.every((q) => q.length === 1 && q[0].usd_price === first[0][0].usd_price)).toBe(true);
+      for (let i = 0; i < 10; i += 1) await visit();
+      expect(upstreamCalls()).toBe(1);
+      // The next refresh: one more call, whatever the visitors.
+      clock.advance(SPOT_REFRESH_MS);
+      await Promise.all(Array.from({ length: 30 }, visit));
+      expect(upstreamCalls()).toBe(2);
+    } finally {
+      await api.close();
+      await fake.close();
+    }
   });
 });

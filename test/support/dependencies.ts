@@ -11,6 +11,7 @@ import { temporalWorkflows, Workflows } from '../../src/temporal/clients';
 import type { TemporalContext } from '../../src/temporal/context';
 import { CachedOracle, FixedRateOracle, PriceOracle, priceOracleFromConfig, PriceUnavailableError } from '../../src/services/priceOracle';
 import type { CryptoCurrency } from '../../src/cryptocurrency/addresses';
+import { SpotPrices } from '../../src/services/spotPrices';
 import { allocateTransaction, AllocationConflictError } from '../../src/services/allocation';
 import { NO_START } from '../../src/services/workflowStarts';
 import { ApiError } from '../../src/lib/errors';
@@ -26,11 +27,13 @@ export function testDependencies(opts: TestDependencyOptions = {}): Dependencies
   const config = opts.config ?? loadConfig({ ...process.env, PORT: '0', LOG_LEVEL: 'silent', ...opts.env });
   const logger = opts.logger ?? pino({ level: 'silent' });
   const temporal = opts.temporal ?? null;
+  const priceOracle = opts.priceOracle ?? new CachedOracle(priceOracleFromConfig(config.priceOracle));
   const deps: Dependencies = {
     config,
     logger,
     temporal,
-    priceOracle: opts.priceOracle ?? new CachedOracle(priceOracleFromConfig(config.priceOracle)),
+    priceOracle,
+    spotPrices: opts.spotPrices ?? new SpotPrices(priceOracle),
     workflows: opts.workflows ?? (temporal ? temporalWorkflows(temporal, logger) : inlineWorkflows(() => deps)),
     inFlight: new Coalescer(),
   };
