@@ -20,6 +20,8 @@ const paymentClaimLinkSchema = new Schema(
     metadata: { type: String, default: null },
     price_id: { type: String, default: null },
     crypto_payment_claim_id: { type: String, default: null },
+    /** The hold every writer takes (services/heldWrites.ts): submissions and the expiry write one at a time. */
+    write_version: { type: Number, default: 0 },
   },
   { timestamps, versionKey: false },
 );

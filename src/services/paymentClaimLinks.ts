@@ -15,6 +15,7 @@ import { presentPaymentClaimLink } from '../presenters/paymentClaimLink';
 import { createListed, listScopePage, recountListSlots } from './listing';
 import { findCustomer } from './customers';
 import type { Dependencies } from '../dependencies';
+import { writeHeld } from './heldWrites';
 
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -112,6 +113,8 @@ export async function expirePaymentClaimLink(linkId: string): Promise<boolean> {
   const link = await PaymentClaimLink.findById(linkId).lean<PaymentClaimLinkDoc>();
   if (!link) return false;
   if (link.status !== 'active') return link.status === 'expired';
-  await PaymentClaimLink.updateOne({ _id: linkId }, { $set: { status: 'expired' } });
-  return true;
+  // Held like a submission's write, so neither puts back what the other wrote.
+  const held = await writeHeld<PaymentClaimLinkDoc>(PaymentClaimLink, linkId, (doc) => (doc.status === 'active' ? { status: 'expired' } : null), { seen: link });
+  if (held.result === 'busy') throw new Error(`payment claim link ${linkId} stayed held; the expiry is retried`);
+  return held.result === 'written' || (held.result === 'unchanged' && held.before.status === 'expired');
 }

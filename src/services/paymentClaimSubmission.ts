@@ -13,6 +13,7 @@ import { recordEvent } from './events';
 import type { Dependencies } from '../dependencies';
 import { linkBySecret, payToAddresses } from './publicPaymentClaimLinks';
 import { claimChallengeHmacKey, verifyClaimSolution } from './claimChallenges';
+import { writeHeld } from './heldWrites';
 import { requireTransactionHash } from './cryptoTransactions';
 
 export interface PublicClaimInput {
@@ -21,6 +22,23 @@ export interface PublicClaimInput {
   currency: string;
   to_address: string;
   verification?: string;
+}
+
+/** Every submission of a link at once may wait for the hold: more tries than a single API write. */
+const LINK_HOLD_TRIES = 12;
+
+/**
+ * The link after use `used` (1-based), from the link as read under its hold: the count only
+ * grows and the latest use names the claim, in whatever order the submissions' writes land
+ * (one at a time: FerretDB v1 writes an update back as the whole document it read, so two
+ * plain writes at once could put back an older count). An expired link stays expired.
+ */
+function linkAfterUse(doc: PaymentClaimLinkDoc, used: number, at: Date | null, claimId: string | null): Record<string, unknown> | null {
+  const count = Math.max(doc.use_count ?? 0, used);
+  const latest = used >= (doc.use_count ?? 0) && at !== null;
+  const status = doc.status === 'expired' ? 'expired' : count >= doc.max_uses ? 'used' : 'active';
+  if (!latest && count === doc.use_count && status === doc.status) return null;
+  return { use_count: count, status, ...(latest ? { used_at: at, crypto_payment_claim_id: claimId } : {}) };
 }
 
 /** `POST /v1/public/payment_claim_links/:secret/claims`: one use of the link, a pending claim. */
@@ -51,7 +69,7 @@ export async function submitPaymentClaim(deps: Dependencies, secret: string, inp
   for (let attempt = 0; ; attempt++) {
     if (n >= link.max_uses || attempt > link.max_uses + 20) {
       // Every use is taken (whatever the stored count says): shown as used from now on.
-      if (link.status === 'active' && n >= link.max_uses) await PaymentClaimLink.updateOne({ _id: link._id }, { $set: { use_count: link.max_uses, status: 'used' } });
+      if (link.status === 'active' && n >= link.max_uses) await writeHeld<PaymentClaimLinkDoc>(PaymentClaimLink, link._id, (doc) => linkAfterUse(doc, link.max_uses, null, null), { tries: LINK_HOLD_TRIES });
       throw unusable();
     }
     const now = new Date();
@@ -62,14 +80,12 @@ export async function submitPaymentClaim(deps: Dependencies, secret: string, inp
       n += 1;
       continue;
     }
-    const used = n + 1;
-    const updated = await PaymentClaimLink.findOneAndUpdate(
-      { _id: link._id },
-      { $set: { use_count: used, used_at: now, status: used >= link.max_uses ? 'used' : 'active', crypto_payment_claim_id: claimId } },
-      { returnDocument: 'after' },
-    ).lean<PaymentClaimLinkDoc>();
-    if (!updated) throw unusable();
-    link = updated;
+    const held = await writeHeld<PaymentClaimLinkDoc>(PaymentClaimLink, link._id, (doc) => linkAfterUse(doc, n + 1, now, claimId), { tries: LINK_HOLD_TRIES, seen: link });
+    if (held.result === 'missing') throw unusable();
+    // Still held by others after every try: the use is taken all the same (its insert is the
+    // truth); the next write, or the next submission's step over taken uses, catches the count up.
+    if (held.result === 'busy') link = { ...link, ...linkAfterUse(link, n + 1, now, claimId) };
+    else link = held.result === 'written' ? held.after : held.before;
     break;
   }
   const scope = scopeOfDoc(link);
