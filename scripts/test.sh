@@ -6,7 +6,9 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 LOG_TAG=test
-print_test_summary() { [[ -s "$RUN/summary" ]] && { echo; cat "$RUN/summary"; } || true; }
+# What a partial run left out is said again at the end, just above the summary line.
+print_test_summary() { echo; [[ -s "$RUN/skipped" ]] && cat "$RUN/skipped"; [[ -s "$RUN/summary" ]] && cat "$RUN/summary"; true; }
+skipped() { log "SKIPPED: $*"; echo "skipped: $*" >> "$RUN/skipped"; }
 RUN="$(mktemp -d "${TMPDIR:-/tmp}/payments-test.XXXXXX")"
 # The summary line goes last, after the servers stop, so it closes the output CI reads.
 trap 'stop_all; print_test_summary; rm -rf "$RUN"' EXIT
@@ -18,12 +20,14 @@ ensure_compose
 ensure_chromium
 export CHROMIUM_PATH="${CHROMIUM_PATH:-$(command -v chromium)}"
 
-# SKIP_TYPECHECK=1 skips both static checks (while iterating on a few test files).
+# SKIP_TYPECHECK=1 skips both static checks (while iterating on a few test files); said in the output.
 if [[ -z "${SKIP_TYPECHECK:-}" ]]; then
   log "type-checking"
   (cd "$ROOT" && npx tsc --noEmit)
   log "linting (import cycles and layer rules, eslint.config.js)"
   (cd "$ROOT" && npx eslint .)
+else
+  skipped "type-checking and linting (SKIP_TYPECHECK is set)"
 fi
 
 MONGO_PORT="$(free_port)"
@@ -52,6 +56,9 @@ if [[ $# -eq 0 && -z "${SKIP_CONTRACT:-}" ]]; then
   log "contract: redocly lint and schemathesis against the running API"
   bash "$ROOT/scripts/contract.sh" || contract=$?
   [[ $contract -eq 0 ]] || log "contract run failed (exit $contract)"
+else
+  skipped_because="$([[ $# -gt 0 ]] && echo "Jest was given arguments: $*" || echo "SKIP_CONTRACT is set")"
+  skipped "the contract run (redocly lint and schemathesis), because $skipped_because"
 fi
 
 log "running jest"
