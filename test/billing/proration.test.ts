@@ -250,10 +250,14 @@ describe('proration: phase changes and credit', () => {
         for (const l of lines) {
           assert.ok(dec(l.amount).lte(0));
           assert.equal(l.amount, multiplyAmount(l.unit_amount, l.quantity));
-          // Per unit: what was used plus what is credited is exactly the unit billed.
-          const used = dec(items[l.index].unit_amount).plus(l.unit_amount);
-          assert.ok(used.gte(0));
-          assert.equal(used.plus(dec(l.unit_amount).neg()).toFixed(2), dec(items[l.index].unit_amount).toFixed(2));
+          // Per unit, computed apart from src/billing: the credit is the unused share of the unit in
+          // whole cents (integer arithmetic on the instants, half away from zero), never more than it.
+          const [s0, e0, a0] = [start, end, at].map((t) => BigInt(t.getTime()));
+          const unused = e0 - (a0 < s0 ? s0 : a0 > e0 ? e0 : a0);
+          const unitCents = BigInt(dec(items[l.index].unit_amount).times(100).toFixed(0));
+          const expectedCents = (2n * unitCents * unused + (e0 - s0)) / (2n * (e0 - s0));
+          assert.equal(l.unit_amount, expectedCents === 0n ? '0.00' : `-${centsToAmount(Number(expectedCents))}`);
+          assert.ok(expectedCents <= unitCents);
         }
         assert.equal(lines.reduce((acc, l) => acc.minus(l.amount), dec(0)).toFixed(2), credit);
       }),
