@@ -6,7 +6,7 @@ import { bootProcess } from './src/startup/process';
 import { ensureChainWatchers } from './src/services/chainWatcher';
 import { oldestUndispatchedEventAt } from './src/services/webhookSweeper';
 import { createWorkerMetrics } from './src/metrics/worker';
-import { MetricsServer, startMetricsServer } from './src/metrics/server';
+import { MetricsServer, metricsHost, startMetricsServer } from './src/metrics/server';
 import { installTemporalRuntime } from './src/metrics/temporal';
 import { projectPath } from './src/lib/projectRoot';
 import { workerCapacity } from './src/startup/workerOptions';
@@ -26,9 +26,10 @@ async function main() {
   // One scrape target: the domain metrics and, relayed from loopback, the SDK's. A port in use
   // is logged, not fatal: payments matter more than their metrics.
   let metricsServer: MetricsServer | null = null;
+  const host = metricsHost(config.host, config.metricsToken);
   try {
-    metricsServer = await startMetricsServer({ register: metrics.register, host: config.host, port: config.workerMetricsPort, temporalMetricsUrl, logger });
-    logger.info({ host: config.host, port: metricsServer.port }, 'worker metrics at /metrics');
+    metricsServer = await startMetricsServer({ register: metrics.register, host, port: config.workerMetricsPort, token: config.metricsToken, temporalMetricsUrl, logger });
+    logger.info({ host, port: metricsServer.port, token: config.metricsToken !== null }, 'worker metrics at /metrics');
   } catch (err) {
     logger.error({ err, port: config.workerMetricsPort }, 'worker metrics not served (WORKER_METRICS_PORT)');
   }

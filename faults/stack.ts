@@ -155,6 +155,8 @@ export async function appProcesses(opts: AppEnv): Promise<{ api: ManagedProcess;
     LOG_LEVEL: 'info',
     RATE_LIMIT_PER_MINUTE: '1000000',
     WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+    // The worker takes WEBHOOK_ALLOW_PRIVATE_NETWORKS only with this (its HOST binds only its metrics).
+    ALLOW_UNSAFE_LOCAL_SETTINGS: 'true',
     CLAIM_VERIFICATION: 'true',
     // Free ports: several workers may run at once (tests, other scenarios).
     WORKER_METRICS_PORT: '0',

@@ -11,6 +11,7 @@ import type { ActivityDeps } from './deps';
 import type { WebhookAttempt } from '../models/webhookDelivery';
 import { signWebhook } from '../cryptography/webhookSignature';
 import { postWebhook } from '../lib/outgoingHttp';
+import { webhookPortRule } from '../lib/network';
 import {
   attemptTargets,
   sharedEndpointReader,
@@ -101,7 +102,7 @@ export function createWebhooksActivities(deps: WebhookActivityDeps) {
           'X-Service-Event-Id': event._id,
         },
         body,
-        { agent, allowPrivate: deps.config.webhookAllowPrivateNetworks, timeoutMs },
+        { agent, allowPrivate: deps.config.webhookAllowPrivateNetworks, allowedPorts: webhookPortRule(deps.config), timeoutMs },
       );
       const record: WebhookAttempt = {
         attempt,

@@ -1,6 +1,6 @@
 /**
  * The Koa application: request metrics, error rendering, request logs, JSON bodies up to 1 MiB, public routes,
- * then token auth, per-token rate limit and idempotency in front of every resource router,
+ * then token auth, the per-account rate limit and idempotency in front of every resource router,
  * mounted at /v1 and /api/v1.
  */
 import Koa from 'koa';
@@ -8,15 +8,17 @@ import Router from '@koa/router';
 import { bodyParser } from '@koa/bodyparser';
 import type { Dependencies } from '../dependencies';
 import { ApiError } from '../lib/errors';
-import type { AppState, Ctx } from './context';
+import { AppState, Ctx, scopeOf } from './context';
+import { scopeKey } from '../models/scope';
 import { errorMiddleware } from './middleware/errors';
 import { requestLog } from './middleware/requestLog';
 import { authMiddleware } from './middleware/auth';
 import { sharedTokenReader } from '../services/accounts';
-import { rateLimit } from './middleware/rateLimit';
+import { CounterStore, memoryCounters, rateLimit } from './middleware/rateLimit';
+import { clientAddress, clientKey, proxyMatcher } from '../lib/network';
 import { idempotency } from './middleware/idempotency';
 import { healthRoutes, ReadinessProbe } from './health/routes';
-import { authRoutes, meRoutes } from './auth/routes';
+import { authRoutes, meRoutes, SignInGuard } from './auth/routes';
 import { AuthThrottle } from './auth/throttle';
 import { accountRoutes } from './accounts/routes';
 import { customerRoutes } from './customers/routes';
@@ -36,11 +38,11 @@ import { ApiMetrics, createApiMetrics, Limiter } from '../metrics/api';
 
 /** What route modules are built with: the process's dependencies, and the limiters shared by the /v1 and /api/v1 mounts. */
 export interface RouteDeps extends Dependencies {
-  /** Per client IP: the public claim routes, and the pay page in a window of its own. */
+  /** Per client (IPv6 by /64): the public claim routes, and the pay page in a window of its own. */
   publicClaimLimit: ReturnType<typeof rateLimit>;
   payPageLimit: ReturnType<typeof rateLimit>;
-  /** Sign-in throttling, shared by POST /v1/auth and the console's sign-in. */
-  authThrottle: AuthThrottle;
+  /** Sign-in throttling, shared by POST /v1/auth and the console's sign-in, and its refusals' count. */
+  signIn: SignInGuard;
 }
 export type RouteModule = (router: Router<AppState>, deps: RouteDeps) => void;
 
@@ -51,6 +53,8 @@ export interface AppDeps extends Dependencies {
   authThrottle?: AuthThrottle;
   /** What GET /metrics serves; a fresh registry by default (one app per process in production). */
   metrics?: ApiMetrics;
+  /** Where the rate limits count: this process's memory by default. */
+  counters?: CounterStore;
 }
 
 const RESOURCES: RouteModule[] = [
@@ -63,10 +67,14 @@ const PAGES: RouteModule[] = [docsPages, consolePages, ...cryptoPages];
 export function createApp(deps: AppDeps): Koa<AppState> {
   const { config, logger } = deps;
   const app = new Koa<AppState>();
-  // Off, X-Forwarded-For is ignored (a client could choose its own address for the IP limiters). On,
-  // only the last entry counts: the one our proxy appended; earlier ones are the client's to write.
-  app.proxy = config.trustProxy;
-  app.maxIpsCount = 1;
+  // X-Forwarded-* are believed only with a proxy named in TRUST_PROXY; the client address is ours to
+  // work out (first middleware below): Koa's would take an entry the client wrote, from any peer.
+  app.proxy = config.trustProxy.length > 0;
+  const trusted = proxyMatcher(config.trustProxy);
+  app.use((ctx: Ctx, next) => {
+    ctx.request.ip = clientAddress(ctx.req.socket.remoteAddress ?? '', ctx.get('X-Forwarded-For'), trusted);
+    return next();
+  });
 
   const metrics = deps.metrics ?? createApiMetrics();
   // Outermost, so it sees the status the error middleware rendered.
@@ -75,9 +83,12 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   app.use(requestLog(logger, new Set(['/metrics'])));
   app.use(bodyParser({ enableTypes: ['json'], jsonLimit: '1mb', jsonStrict: false, detectJSON: () => false }));
 
-  // One for both mounts, so /v1/auth and /api/v1/auth share the counts.
-  const authThrottle = deps.authThrottle ?? new AuthThrottle();
   const rejected = (limiter: Limiter) => metrics.rateLimitRejections.inc({ limiter });
+  // One of each for both mounts (and the console), so /v1 and /api/v1 share the counts.
+  const signIn: SignInGuard = { throttle: deps.authThrottle ?? new AuthThrottle(), onReject: rejected };
+  const counters = deps.counters ?? memoryCounters();
+  // Per account and scope, whichever of its tokens and mounts: a new token (POST /v1/auth) gets no fresh window.
+  const perAccount = rateLimit(counters('per-account', config.rateLimitPerMinute), (ctx) => scopeKey(scopeOf(ctx)), () => rejected('per_account'));
   // One for both mounts: a client's concurrent requests share their token's read.
   const readToken = sharedTokenReader();
   const routeDeps: RouteDeps = {
@@ -88,26 +99,26 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     temporal: deps.temporal,
     workflows: deps.workflows,
     inFlight: deps.inFlight,
-    publicClaimLimit: rateLimit(config.publicRateLimitPerMinute, (ctx) => `public-claims:${ctx.ip}`, () => rejected('public_claims')),
-    payPageLimit: rateLimit(config.publicRateLimitPerMinute, (ctx) => `pay-page:${ctx.ip}`, () => rejected('pay_page')),
-    authThrottle,
+    publicClaimLimit: rateLimit(counters('public-claims', config.publicRateLimitPerMinute), (ctx) => clientKey(ctx.ip), () => rejected('public_claims')),
+    payPageLimit: rateLimit(counters('pay-page', config.publicRateLimitPerMinute), (ctx) => clientKey(ctx.ip), () => rejected('pay_page')),
+    signIn,
   };
 
   const root = new Router<AppState>();
   healthRoutes(root, deps.probes ?? [], logger);
-  metricsRoutes(root, metrics);
+  metricsRoutes(root, metrics, config.metricsToken);
   for (const page of PAGES) page(root, routeDeps);
   app.use(root.routes());
 
   for (const prefix of ['/v1', '/api/v1']) {
     const open = new Router<AppState>({ prefix });
-    authRoutes(open, authThrottle, rejected);
+    authRoutes(open, signIn);
     for (const r of PUBLIC_RESOURCES) r(open, routeDeps);
     app.use(open.routes());
 
     const api = new Router<AppState>({ prefix });
     api.use(authMiddleware(readToken));
-    api.use(rateLimit(config.rateLimitPerMinute, (ctx) => ctx.state.auth!.tokenHash, () => rejected('per_token')));
+    api.use(perAccount);
     api.use(idempotency(config.publicUrl));
     for (const r of RESOURCES) r(api, routeDeps);
     app.use(api.routes());

@@ -3,12 +3,14 @@ import { disconnectDatabase, pingDatabase } from '../db/connection';
 import { pingTemporal } from '../temporal/client';
 import { createApp } from './app';
 import { bootProcess } from '../startup/process';
+import { configWarnings } from '../config';
 
 /** How long no request must be in flight before the listener closes. */
 const QUIET_MS = 300;
 
 async function main() {
   const { deps, config, logger, temporal, stopDomains } = await bootProcess('api');
+  for (const warning of configWarnings(config)) logger.warn(warning);
   const app = createApp({
     ...deps,
     probes: [

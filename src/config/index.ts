@@ -2,7 +2,7 @@
  * Every environment variable the service reads, in one place, with defaults and validation.
  * A bad value stops start-up with a message naming the variable.
  */
-import { isLoopbackHost } from '../lib/network';
+import { isLoopbackHost, parseProxyList } from '../lib/network';
 
 export class ConfigError extends Error {}
 
@@ -14,7 +14,7 @@ export const CONFIG_VARIABLES = [
   'ETH_RPC_URL', 'ETH_CONFIRMATIONS', 'ETH_POLL_SECONDS', 'BTC_ESPLORA_URL', 'BTC_CONFIRMATIONS', 'BTC_POLL_SECONDS',
   'TRUST_PROXY', 'ALLOW_UNSAFE_LOCAL_SETTINGS', 'PUBLIC_RATE_LIMIT_PER_MINUTE', 'DRAIN_TIMEOUT_MS',
   'WORKER_METRICS_PORT', 'TEMPORAL_METRICS_PORT', 'WORKER_MAX_CACHED_WORKFLOWS',
-  'DB_UNAVAILABLE_TIMEOUT_MS', 'TEMPORAL_CLIENT_TRANSPORT',
+  'DB_UNAVAILABLE_TIMEOUT_MS', 'TEMPORAL_CLIENT_TRANSPORT', 'WEBHOOK_ALLOWED_PORTS', 'METRICS_TOKEN',
 ] as const;
 
 type Env = Record<string, string | undefined>;
@@ -67,6 +67,34 @@ function secretKey(env: Env, name: string): string | null {
   return v === '' ? null : v;
 }
 
+/** Ports besides 443 a webhook URL may name: a comma-separated list (empty: 443 only). */
+function portList(env: Env, name: string): number[] {
+  const raw = str(env, name, '').trim();
+  if (raw === '') return [];
+  const ports = raw.split(',').map((p) => p.trim());
+  const bad = ports.find((p) => !/^\d{1,5}$/.test(p) || Number(p) < 1 || Number(p) > 65535);
+  if (bad !== undefined) throw new ConfigError(`${name} must be a comma-separated list of ports (1 to 65535), got "${raw}"`);
+  return [...new Set(ports.map(Number))];
+}
+
+/**
+ * An optional bearer token (empty: not configured): 32+ characters, as a guessable one would
+ * guard nothing, and visible ASCII only, so it fits an `Authorization` header as given.
+ */
+function bearerToken(env: Env, name: string): string | null {
+  const v = secretKey(env, name);
+  if (v !== null && !/^[\x21-\x7e]+$/.test(v)) throw new ConfigError(`${name} must be printable ASCII without spaces`);
+  return v;
+}
+
+/** `false` (default), `true` (loopback), or a comma-separated list of addresses or CIDR ranges. */
+function proxyList(env: Env, name: string): string[] {
+  const raw = str(env, name, 'false');
+  const ranges = parseProxyList(raw);
+  if (!ranges) throw new ConfigError(`${name} must be true, false or a comma-separated list of proxy addresses or CIDR ranges, got "${raw}"`);
+  return ranges;
+}
+
 /** An optional URL: empty means "not configured". */
 function optionalUrl(env: Env, name: string): string | null {
   return str(env, name, '') === '' ? null : url(env, name, '');
@@ -82,22 +110,31 @@ function url(env: Env, name: string, def: string): string {
   return v.replace(/\/+$/, '');
 }
 
+/** Which process reads the settings: the worker's HOST says nothing about where it sends webhooks. */
+export type ProcessRole = 'api' | 'worker';
+
 /**
  * Settings that switch a protection off are for local runs: refused unless the API listens on
- * loopback only, or the operator says so with ALLOW_UNSAFE_LOCAL_SETTINGS=true.
+ * loopback only, or the operator says so with ALLOW_UNSAFE_LOCAL_SETTINGS=true. The worker
+ * delivers the webhooks, and its HOST (loopback by default) binds only its metrics, so there
+ * WEBHOOK_ALLOW_PRIVATE_NETWORKS=true needs ALLOW_UNSAFE_LOCAL_SETTINGS=true whatever HOST is.
  */
-function refuseUnsafeSettings(c: { host: string; webhookAllowPrivateNetworks: boolean; claimVerification: boolean }, allowUnsafe: boolean) {
+function refuseUnsafeSettings(c: { host: string; webhookAllowPrivateNetworks: boolean; claimVerification: boolean }, allowUnsafe: boolean, role: ProcessRole) {
   const unsafe = [
     ...(c.claimVerification ? [] : ['CLAIM_VERIFICATION=off']),
     ...(c.webhookAllowPrivateNetworks ? ['WEBHOOK_ALLOW_PRIVATE_NETWORKS=true'] : []),
   ];
-  if (unsafe.length === 0 || allowUnsafe || isLoopbackHost(c.host)) return;
+  if (unsafe.length === 0 || allowUnsafe) return;
+  if (role === 'worker' && c.webhookAllowPrivateNetworks) {
+    throw new ConfigError('WEBHOOK_ALLOW_PRIVATE_NETWORKS=true is for local runs only: the worker takes it only with ALLOW_UNSAFE_LOCAL_SETTINGS=true');
+  }
+  if (isLoopbackHost(c.host)) return;
   throw new ConfigError(
     `${unsafe.join(' and ')} is for local runs only: listen on loopback (HOST=127.0.0.1) or set ALLOW_UNSAFE_LOCAL_SETTINGS=true (HOST is "${c.host}")`,
   );
 }
 
-export function loadConfig(env: Env = process.env) {
+export function loadConfig(env: Env = process.env, role: ProcessRole = 'api') {
   const port = int(env, 'PORT', 3000, 0, 65535);
   const logLevel = str(env, 'LOG_LEVEL', 'info');
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
@@ -110,8 +147,11 @@ export function loadConfig(env: Env = process.env) {
   const config = {
     port,
     host: str(env, 'HOST', '127.0.0.1'),
-    /** Behind exactly one reverse proxy: the client address is the X-Forwarded-For entry it appended. */
-    trustProxy: bool(env, 'TRUST_PROXY', false),
+    /**
+     * The reverse proxies whose X-Forwarded-For is believed, as CIDR ranges (`true`: loopback;
+     * none by default): the client is the rightmost entry that is not one of them.
+     */
+    trustProxy: proxyList(env, 'TRUST_PROXY'),
     logLevel,
     mongodbUri,
     /**
@@ -139,8 +179,9 @@ export function loadConfig(env: Env = process.env) {
     temporalUiUrl: url(env, 'TEMPORAL_UI_URL', 'http://localhost:8233'),
     /** How long a finance console session lasts from sign-in. */
     consoleSessionTtlSeconds: int(env, 'CONSOLE_SESSION_TTL_SECONDS', 8 * 3600, 1, 30 * 86400),
+    /** Per account and scope: all of its tokens, on every mount. */
     rateLimitPerMinute: int(env, 'RATE_LIMIT_PER_MINUTE', 600, 1, 1_000_000),
-    /** The worker's /metrics (domain and Temporal SDK metrics), on HOST; 0: a free port, logged. */
+    /** The worker's /metrics (domain and Temporal SDK metrics), on HOST with METRICS_TOKEN, else loopback; 0: a free port, logged. */
     workerMetricsPort: int(env, 'WORKER_METRICS_PORT', 9464, 0, 65535),
     /** Workflows the worker keeps in memory between tasks (the rest are replayed when they wake). */
     workerMaxCachedWorkflows: int(env, 'WORKER_MAX_CACHED_WORKFLOWS', 1100, 0, 100_000),
@@ -160,11 +201,18 @@ export function loadConfig(env: Env = process.env) {
     temporalMetricsPort: int(env, 'TEMPORAL_METRICS_PORT', 9465, 0, 65535),
     /** On SIGTERM/SIGINT the API lets requests in flight finish for at most this long. */
     drainTimeoutMs: int(env, 'DRAIN_TIMEOUT_MS', 10_000, 0, 600_000),
-    /** Per client IP on the unauthenticated claim routes and, in a window of its own, the pay page. */
+    /** Per client (IPv6 by /64) on the unauthenticated claim routes and, in a window of its own, the pay page. */
     publicRateLimitPerMinute: int(env, 'PUBLIC_RATE_LIMIT_PER_MINUTE', 60, 1, 1_000_000),
     invoiceDueDays: int(env, 'INVOICE_DUE_DAYS', 7, 0, 365),
     slippageTolerance: decimalFraction(env, 'SLIPPAGE_TOLERANCE', '0.005'),
     webhookAllowPrivateNetworks: bool(env, 'WEBHOOK_ALLOW_PRIVATE_NETWORKS', false),
+    /** Ports a webhook URL may name besides 443 (any, where private networks are allowed). */
+    webhookAllowedPorts: portList(env, 'WEBHOOK_ALLOWED_PORTS'),
+    /**
+     * Guards both /metrics (API and worker): set, they answer only `Authorization: Bearer <it>`;
+     * unset, the API's answers 404 and the worker's listens on loopback only.
+     */
+    metricsToken: bearerToken(env, 'METRICS_TOKEN'),
     claimVerification: bool(env, 'CLAIM_VERIFICATION', true),
     /** Signs proof-of-work challenges; the same in every API process. Unset: one key generated and kept in the database. */
     claimChallengeHmacKey: secretKey(env, 'CLAIM_CHALLENGE_HMAC_KEY'),
@@ -188,8 +236,20 @@ export function loadConfig(env: Env = process.env) {
       },
     },
   };
-  refuseUnsafeSettings(config, bool(env, 'ALLOW_UNSAFE_LOCAL_SETTINGS', false));
+  refuseUnsafeSettings(config, bool(env, 'ALLOW_UNSAFE_LOCAL_SETTINGS', false), role);
   return config;
 }
 
 export type Config = ReturnType<typeof loadConfig>;
+
+/**
+ * Settings that start but are likely wrong, for the API to log at start-up. An https PUBLIC_URL
+ * means a TLS proxy in front (the API speaks plain HTTP): with no proxy trusted, every client
+ * has the proxy's address, so one client's requests fill everyone's per-IP limits.
+ */
+export function configWarnings(config: Pick<Config, 'publicUrl' | 'trustProxy'>): string[] {
+  if (config.publicUrl.startsWith('https:') && config.trustProxy.length === 0) {
+    return ['PUBLIC_URL is https but TRUST_PROXY names no proxy: every client behind the TLS proxy shares one address for the per-IP limits and sign-in throttling; set TRUST_PROXY to the proxy\'s address'];
+  }
+  return [];
+}

@@ -10,11 +10,11 @@ import https from 'node:https';
 import dns from 'node:dns';
 import { lookup } from 'node:dns/promises';
 import type { LookupFunction } from 'node:net';
-import { isIpLiteral, isPrivateAddress } from './network';
+import { isAllowedWebhookPort, isIpLiteral, isPrivateAddress } from './network';
 import { RESPONSE_SNIPPET_BYTES } from '../temporal/webhookDefinitions';
 
-/** Why a request got no status: retried (timeout, TLS) or disabling (connection, private address). */
-export type RequestErrorKind = 'timeout' | 'tls_error' | 'connection_error' | 'private_address';
+/** Why a request got no status: retried (timeout, TLS) or disabling (connection, private address, port not allowed). */
+export type RequestErrorKind = 'timeout' | 'tls_error' | 'connection_error' | 'private_address' | 'port_not_allowed';
 
 export interface HttpOutcome {
   statusCode: number | null;
@@ -41,6 +41,10 @@ class PrivateAddressError extends Error {
   code = 'PRIVATE_ADDRESS';
 }
 
+class PortNotAllowedError extends Error {
+  code = 'PORT_NOT_ALLOWED';
+}
+
 /** Errors of a reused keep-alive socket that the other side had already closed. */
 const STALE_SOCKET_CODES = new Set(['ECONNRESET', 'EPIPE']);
 /** The agent may hand out several stale sockets in a row. */
@@ -53,6 +57,7 @@ export function classifyRequestError(err: unknown): { kind: RequestErrorKind; de
   const code = e?.code ?? '';
   const detail = code || e?.message || 'unknown error';
   if (err instanceof PrivateAddressError) return { kind: 'private_address', detail: e.message! };
+  if (err instanceof PortNotAllowedError) return { kind: 'port_not_allowed', detail: e.message! };
   if (code === 'ETIMEDOUT') return { kind: 'timeout', detail };
   if (CONNECTION_CODES.has(code)) return { kind: 'connection_error', detail };
   // Certificate and handshake failures: OpenSSL codes, ERR_TLS_*/ERR_SSL_*, EPROTO.
@@ -79,7 +84,8 @@ export function postWebhook(
   url: string,
   headers: Record<string, string>,
   body: string,
-  opts: { agent: https.Agent; allowPrivate: boolean; timeoutMs: number },
+  /** `allowedPorts` besides 443 (WEBHOOK_ALLOWED_PORTS); null: any port. */
+  opts: { agent: https.Agent; allowPrivate: boolean; allowedPorts: readonly number[] | null; timeoutMs: number },
 ): Promise<HttpOutcome> {
   const started = performance.now();
   return new Promise((resolve) => {
@@ -97,6 +103,11 @@ export function postWebhook(
     };
     const target = new URL(url);
     const host = target.hostname.replace(/^\[|\]$/g, '');
+    // Checked again here: an endpoint saved before the rule (or before the list changed) sends nothing.
+    if (!isAllowedWebhookPort(target, opts.allowedPorts)) {
+      fail(new PortNotAllowedError(`port ${target.port} is not allowed (WEBHOOK_ALLOWED_PORTS)`));
+      return;
+    }
     // An IP literal is connected to without a lookup, so check it here.
     if (!opts.allowPrivate && isIpLiteral(host) && isPrivateAddress(host)) {
       fail(new PrivateAddressError(`${host} is a private address`));

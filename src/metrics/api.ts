@@ -4,8 +4,8 @@
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
-/** Who refused a request: the per-token limit, the per-IP windows, or sign-in throttling (locked/over budget, or too many checks at once). */
-export const LIMITERS = ['per_token', 'public_claims', 'pay_page', 'sign_in', 'sign_in_busy'] as const;
+/** Who refused a request: the per-account limit, the per-IP windows, or sign-in throttling (locked/over budget, or too many checks at once). */
+export const LIMITERS = ['per_account', 'public_claims', 'pay_page', 'sign_in', 'sign_in_busy'] as const;
 export type Limiter = (typeof LIMITERS)[number];
 
 /** The label of a request no route matched: the raw path is never a label (it may hold a link secret). */

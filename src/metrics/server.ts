@@ -6,12 +6,16 @@ import http from 'node:http';
 import net from 'node:net';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import { bearerMatches } from '../cryptography/tokens';
+import { isLoopbackHost } from '../lib/network';
 
 export interface MetricsServerOptions {
   register: Registry;
   host: string;
   /** 0: a free port (see `port` of the result). */
   port: number;
+  /** METRICS_TOKEN: when set, a scrape must send `Authorization: Bearer <it>`; null: none asked (loopback only, see `metricsHost`). */
+  token: string | null;
   /** The Temporal SDK's Prometheus endpoint, appended to every scrape; null: none. */
   temporalMetricsUrl: string | null;
   logger: Logger;
@@ -22,6 +26,14 @@ export interface MetricsServerOptions {
 export interface MetricsServer {
   port: number;
   close(): Promise<void>;
+}
+
+/**
+ * Where the worker's /metrics listens: HOST when METRICS_TOKEN guards it, else loopback only
+ * (what it shows is no business of the network without a token).
+ */
+export function metricsHost(host: string, token: string | null): string {
+  return token !== null || isLoopbackHost(host) ? host : '127.0.0.1';
 }
 
 /** A port free on `host` right now: the SDK's exporter cannot tell which port it got for 0. */
@@ -54,6 +66,10 @@ export async function startMetricsServer(opts: MetricsServerOptions): Promise<Me
     const path = (req.url ?? '/').split('?')[0];
     if (path !== '/metrics' || (req.method !== 'GET' && req.method !== 'HEAD')) {
       res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found\n');
+      return;
+    }
+    if (opts.token !== null && !bearerMatches(req.headers.authorization, opts.token)) {
+      res.writeHead(401, { 'Content-Type': 'text/plain', 'WWW-Authenticate': 'Bearer realm="metrics"' }).end('unauthorized\n');
       return;
     }
     Promise.all([opts.register.metrics(), temporalMetrics(opts)]).then(

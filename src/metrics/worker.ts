@@ -52,7 +52,7 @@ export function createWorkerMetrics(opts: WorkerMetricsOptions = {}) {
     }),
     webhookEndpointsDisabled: new Counter({
       name: 'payments_webhook_endpoints_disabled_total',
-      help: 'Webhook endpoints disabled after a delivery attempt, by error (connection_error, private_address)',
+      help: 'Webhook endpoints disabled after a delivery attempt, by error (connection_error, private_address, port_not_allowed)',
       labelNames: ['reason'] as const,
       registers,
     }),

@@ -9,7 +9,7 @@ import { scopedFields, timestamps } from './scope';
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed' | 'canceled';
 
 /** Why an attempt failed without an HTTP status. */
-export type AttemptErrorKind = 'timeout' | 'tls_error' | 'connection_error' | 'private_address';
+export type AttemptErrorKind = 'timeout' | 'tls_error' | 'connection_error' | 'private_address' | 'port_not_allowed';
 
 export interface WebhookAttempt {
   attempt: number;

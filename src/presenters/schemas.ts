@@ -331,7 +331,7 @@ export const WebhookAttempt = obj({
   attempt: { type: 'integer', minimum: 1 },
   attempted_at: timestamp,
   status_code: nullable(int),
-  error: nullable({ type: 'string', enum: ['timeout', 'tls_error', 'connection_error', 'private_address'] }),
+  error: nullable({ type: 'string', enum: ['timeout', 'tls_error', 'connection_error', 'private_address', 'port_not_allowed'] }),
   error_detail: nullable(str),
   latency_ms: { type: 'number', minimum: 0 },
   response_body: nullable(str),

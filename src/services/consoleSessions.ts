@@ -4,12 +4,13 @@
  * lifetime, sign-out, and the switch between production and the account's sandboxes.
  * Expired sessions are deleted when read and, all of them, at each sign-in.
  */
-import { randomBytes, createHash, timingSafeEqual } from 'node:crypto';
+import { randomBytes, createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { ConsoleSession, ConsoleSessionDoc } from '../models/consoleSession';
 import { Account, AccountDoc } from '../models/account';
 import { User, UserDoc } from '../models/user';
 import type { Scope } from '../models/scope';
 import { SignInInput, verifySignIn } from './accounts';
+import { claimChallengeHmacKey } from './claimChallenges';
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 export const newSecret = () => randomBytes(32).toString('base64url');
@@ -26,9 +27,19 @@ export interface ConsoleSessionView {
   expiresAt: Date;
 }
 
+/**
+ * The key of the console's device cookies (src/cryptography/deviceCookie.ts), the same in every API
+ * process: derived from the shared key the claim challenges are signed with, never that key itself.
+ */
+export async function consoleDeviceKey(configuredClaimKey: string | null): Promise<string> {
+  return createHmac('sha256', await claimChallengeHmacKey(configuredClaimKey)).update('console device cookie v1').digest('hex');
+}
+
 /** Signs in; answers the cookie secret of a new session (production scope first). */
-export async function signIn(input: SignInInput, ttlSeconds: number, now = new Date()): Promise<string> {
+export async function signIn(input: SignInInput, ttlSeconds: number, at?: Date): Promise<string> {
   const { userId, accountId } = await verifySignIn(input);
+  // Counted from after the password check (which may wait for a slot), not from before it.
+  const now = at ?? new Date();
   // Sessions never read again after they expire are swept here: sign-ins are rare, the collection small.
   await ConsoleSession.deleteMany({ expires_at: { $lt: now } });
   const secret = newSecret();

@@ -16,7 +16,7 @@ import { Invoice, InvoiceDoc, InvoiceStatus, OPEN_INVOICE_STATUSES } from '../mo
 import { Scope, scopeFilter, scopeOfDoc } from '../models/scope';
 import { ApiError } from '../lib/errors';
 import { randomHex } from '../lib/ids';
-import { sumAmounts } from '../billing/money';
+import { afterLinesRemoved } from '../billing/lineRemoval';
 import { invoiceEventPayload, presentInvoice } from '../presenters/invoice';
 import { checkDueDate, cryptoAllocationsOf, findInvoice } from './invoices';
 import { settleStaleInvoiceSlot } from './allocation';
@@ -114,15 +114,25 @@ export async function markInvoiceOverdue(deps: Dependencies, invoiceId: string, 
   return held.result === 'written' ? 'marked' : 'was_overdue';
 }
 
-/** Price deletes take their line items with them (spec cascade table). Before the prices go, so a 409 here can be retried. */
+/**
+ * Price deletes take their line items with them (spec cascade table). Before the prices go, so a 409 here can be retried.
+ * An open invoice whose payments now cover its lower total is settled as paid (billing/lineRemoval.ts).
+ */
 export async function removeLineItemsOfPrices(deps: Dependencies, scope: Scope, priceIds: string[]): Promise<void> {
   const invoices = await Invoice.find({ ...scopeFilter(scope), 'line_items.price_id': { $in: priceIds } }).lean<InvoiceDoc[]>();
   for (const inv of invoices) {
     const held = await writeInvoiceHeld(deps, inv._id, (current) => {
       const kept = current.line_items.filter((l) => !priceIds.includes(l.price_id));
-      return kept.length === current.line_items.length ? null : { line_items: kept, total_amount: sumAmounts(kept.map((l) => l.amount)) };
+      if (kept.length === current.line_items.length) return null;
+      const after = afterLinesRemoved({ status: current.status, amount_paid: current.amount_paid ?? '0.00' }, kept.map((l) => l.amount), deps.config.slippageTolerance);
+      return { line_items: kept, total_amount: after.total_amount, ...(after.status !== current.status ? { status: after.status } : {}) };
     });
     if (held.result === 'busy') throw ApiError.conflict('invoice_changed', 'An invoice with this price changed while its line items were removed; retry', 'id');
+    if (held.result === 'written' && held.after.status === 'paid' && held.before.status !== 'paid') {
+      // Settled by what was already paid: announced like a payment that reaches the total (keyed: at most once).
+      await recordEvent(scope, 'invoice.paid', invoiceEventPayload(held.after), { idempotencyKey: `invoice.paid:${inv._id}:line_items_removed` });
+      await deps.workflows.invoiceDue.close(inv._id);
+    }
   }
   if (invoices.length > 0) await rollupsChanged(deps, scope, 'collections', 'receivables');
 }

@@ -14,7 +14,8 @@ import { cryptoAmountError, formatCryptoAmount, Dec } from '../cryptocurrency/am
 import { explorerFor, CryptoCurrency } from '../cryptocurrency/addresses';
 import { paymentUri } from '../cryptocurrency/paymentUri';
 import { derivePaymentStatus, PendingChainPayment } from '../cryptocurrency/paymentStatus';
-import { centsToAmount, sumAmounts, subtractAmounts } from '../billing/money';
+import { centsToAmount, sumAmounts } from '../billing/money';
+import { amountDue as invoiceAmountDue } from '../billing/lineRemoval';
 import { linkUsable, effectiveLinkStatus } from '../presenters/paymentClaimLink';
 import type { Dependencies } from '../dependencies';
 import { linkSecretKey } from './paymentClaimLinks';
@@ -123,7 +124,8 @@ export async function getPublicPaymentClaimLink(deps: Dependencies, secret: stri
     due_date: i.due_date,
     total_amount: i.total_amount,
     // Paid within the slippage margin can leave cents on paper: nothing is due on a paid invoice.
-    amount_due: i.status === 'paid' ? '0.00' : subtractAmounts(i.total_amount, i.amount_paid ?? '0.00'),
+    // Never below zero: an invoice paid beyond its total (its lines removed since) must not lower what the others ask.
+    amount_due: i.status === 'paid' ? '0.00' : invoiceAmountDue(i.total_amount, i.amount_paid ?? '0.00'),
   }));
   const price = link.price_id ? await findInScope<PriceDoc>(Price, scope, link.price_id) : null;
   const amountDue = price ? centsToAmount(price.amount) : sumAmounts(invoices.map((i) => i.amount_due));

@@ -18,7 +18,7 @@ import { AttemptOutcome, EVENT_RETENTION_MS, IDEMPOTENCY_KEY_RETENTION_MS, MAX_A
 /** What an attempt's HTTP outcome means for the delivery: succeeded, endpoint disabled, or retry. */
 export function outcomeOf(a: WebhookAttempt): AttemptOutcome {
   if (a.status_code !== null && a.status_code >= 200 && a.status_code < 300) return { result: 'succeeded', statusCode: a.status_code };
-  if (a.error === 'connection_error' || a.error === 'private_address') return { result: 'disabled', error: a.error };
+  if (a.error === 'connection_error' || a.error === 'private_address' || a.error === 'port_not_allowed') return { result: 'disabled', error: a.error };
   return { result: 'retry', statusCode: a.status_code, error: a.error };
 }
 

@@ -18,6 +18,7 @@ import { workflowIds } from '../temporal/workflowIds';
 import { insertDeliveryRecord } from './webhookDispatch';
 import type { Dependencies } from '../dependencies';
 import { isPrivateTarget } from '../lib/outgoingHttp';
+import { isAllowedWebhookPort, webhookPortRule } from '../lib/network';
 
 export interface WebhookEndpointInput {
   url?: string;
@@ -31,7 +32,7 @@ const PRIVATE_MESSAGE = 'must not point to a private, loopback or link-local add
 
 /**
  * The URL rules at create and update (WEBHOOK_ALLOW_PRIVATE_NETWORKS from config lifts the
- * private-address rule); the delivery activity checks the resolved address again.
+ * private-address and port rules); the delivery activity checks the port and the resolved address again.
  */
 export async function checkEndpointUrl(deps: Pick<Dependencies, 'config'>, raw: string): Promise<string> {
   const value = raw.trim();
@@ -44,6 +45,8 @@ export async function checkEndpointUrl(deps: Pick<Dependencies, 'config'>, raw: 
   }
   if (url.protocol !== 'https:') throw urlError('must be an https:// URL');
   if (url.username || url.password) throw urlError('must not contain credentials');
+  const ports = webhookPortRule(deps.config);
+  if (!isAllowedWebhookPort(url, ports)) throw urlError(`must use port 443${ports?.length ? ` or one of ${ports.join(', ')}` : ''}`);
   if (deps.config.webhookAllowPrivateNetworks) return value;
   if (await isPrivateTarget(url)) throw urlError(PRIVATE_MESSAGE);
   return value;

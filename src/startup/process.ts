@@ -3,7 +3,7 @@
  * process with a message), logger, database, Temporal client, the dependencies built from them,
  * and the domains wired to it.
  */
-import { loadConfig, ConfigError, Config, isDeno } from '../config';
+import { loadConfig, ConfigError, Config, isDeno, ProcessRole } from '../config';
 import type { Logger } from 'pino';
 import { createLogger } from '../lib/logger';
 import { connectDatabase } from '../db/connection';
@@ -12,9 +12,9 @@ import { createDependencies } from '../dependencies';
 import { startDomains } from './runtime';
 import { backfillListedCollections } from '../services/listedCollections';
 
-export function loadConfigOrExit(): Config {
+export function loadConfigOrExit(role: ProcessRole): Config {
   try {
-    return loadConfig();
+    return loadConfig(process.env, role);
   } catch (err) {
     if (err instanceof ConfigError) {
       console.error(`configuration error: ${err.message}`);
@@ -30,7 +30,7 @@ export function loadConfigOrExit(): Config {
  * client's own, where TEMPORAL_CLIENT_TRANSPORT is native, as under Deno).
  */
 export async function bootProcess(name: 'api' | 'worker', opts: { beforeTemporal?: (config: Config, logger: Logger) => Promise<void> } = {}) {
-  const config = loadConfigOrExit();
+  const config = loadConfigOrExit(name);
   const logger = createLogger(config.logLevel, name);
   await opts.beforeTemporal?.(config, logger);
   await connectDatabase(config.mongodbUri, { unavailableTimeoutMs: config.dbUnavailableTimeoutMs });

@@ -45,7 +45,7 @@ export interface AttemptInput extends WebhookDeliveryInput {
 
 /**
  * What an attempt came to. `retry`: non-2xx, timeout or TLS error. `disabled`: a connection
- * error (or a private address) disabled the endpoint. `stopped`: the endpoint is disabled or
+ * error (or a private address, or a port not allowed) disabled the endpoint. `stopped`: the endpoint is disabled or
  * deleted, or the event purged, so there is nothing to deliver; or the event belongs to another
  * account or scope than the endpoint (`scope_mismatch`), so it must not be delivered.
  */

@@ -11,10 +11,8 @@ afterAll(() => api.close());
 
 describe('public claim routes', () => {
   it('are rate-limited per client IP', async () => {
+    // Each client's window starts at its first request: the count is exact whatever the clock says.
     const anon = client(api.url);
-    // Align to the start of a fresh one-minute window so the count is exact.
-    const intoMinute = Date.now() % 60_000;
-    if (intoMinute > 45_000) await new Promise((r) => setTimeout(r, 60_000 - intoMinute + 100));
     let limited = null;
     for (let i = 0; i < PUBLIC_CLAIM_RATE_PER_MINUTE + 1; i++) {
       const res = await anon.get(`/v1/public/payment_claim_links/${'x'.repeat(43)}`);
@@ -33,8 +31,6 @@ describe('public claim routes', () => {
 
   it('include the pay page /pay/<secret>, at the same rate per IP', async () => {
     const anon = client(api.url);
-    const intoMinute = Date.now() % 60_000;
-    if (intoMinute > 45_000) await new Promise((r) => setTimeout(r, 60_000 - intoMinute + 100));
     const statuses: number[] = [];
     for (let i = 0; i <= PUBLIC_CLAIM_RATE_PER_MINUTE; i++) statuses.push((await anon.get(`/pay/${'y'.repeat(43)}`)).status);
     expect(statuses.slice(0, -1).every((s) => s === 404)).toBe(true);
@@ -42,5 +38,24 @@ describe('public claim routes', () => {
     const r = await anon.get(`/pay/${'y'.repeat(43)}`);
     expect(r.body.error.code).toBe('rate_limit_error');
     expect(r.headers.get('retry-after')).toBe('60');
+  });
+
+  it('count an IPv6 client by its /64: a fresh interface id per request gets no fresh window', async () => {
+    const proxied = await startTestApi({}, { PUBLIC_RATE_LIMIT_PER_MINUTE: String(PUBLIC_CLAIM_RATE_PER_MINUTE), TRUST_PROXY: 'true' });
+    try {
+      const anon = client(proxied.url);
+      const from = (ip: string) => ({ 'X-Forwarded-For': ip });
+      const statuses: number[] = [];
+      for (let i = 0; i <= PUBLIC_CLAIM_RATE_PER_MINUTE; i++) {
+        statuses.push((await anon.get(`/v1/public/payment_claim_links/${'x'.repeat(43)}`, from(`2001:db8:1:2:${(i + 1).toString(16)}::${i}`))).status);
+      }
+      expect(statuses).toEqual([...Array(PUBLIC_CLAIM_RATE_PER_MINUTE).fill(404), 429]);
+      for (let i = 0; i < 2; i++) expect((await anon.get(`/pay/${'x'.repeat(43)}`, from(`2001:db8:1:2::${i + 100}`))).status).toBe(404);
+      // The next /64, and an IPv4 client, are other clients.
+      expect((await anon.get(`/v1/public/payment_claim_links/${'x'.repeat(43)}`, from('2001:db8:1:3::1'))).status).toBe(404);
+      expect((await anon.get(`/v1/public/payment_claim_links/${'x'.repeat(43)}`, from('::ffff:198.51.100.3'))).status).toBe(404);
+    } finally {
+      await proxied.close();
+    }
   });
 });

@@ -4,6 +4,7 @@ import { useTestDatabase } from '../support/db';
 import { client, newAccount, startTestApi, TestApi } from '../support/api';
 import { Customer } from '../../src/models/customer';
 import { loadConfig } from '../../src/config';
+import { READY_CACHE_MS } from '../../src/api/health/routes';
 
 /** A logger whose lines the test can read. */
 function capturingLogger() {
@@ -115,6 +116,28 @@ describe('HTTP surface', () => {
     }
   });
 
+  it('/readyz probes at most once per READY_CACHE_MS, however many requests ask', async () => {
+    let probed = 0;
+    let release: () => void = () => undefined;
+    const slow = new Promise<void>((resolve) => (release = resolve));
+    const counted = await startTestApi({ probes: [{ name: 'database', check: async () => { probed += 1; await slow; } }] });
+    try {
+      const anon = client(counted.url);
+      // Asked while the first probe is still running, and again just after: one probe for all.
+      const first = Promise.all(Array.from({ length: 5 }, () => anon.get('/readyz')));
+      await new Promise((r) => setTimeout(r, 50));
+      release();
+      expect((await first).map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+      for (let i = 0; i < 5; i++) expect((await anon.get('/readyz')).status).toBe(200);
+      expect(probed).toBe(1);
+      await new Promise((r) => setTimeout(r, READY_CACHE_MS + 100));
+      expect((await anon.get('/readyz')).status).toBe(200);
+      expect(probed).toBe(2);
+    } finally {
+      await counted.close();
+    }
+  });
+
   it('never logs a payment claim link secret', async () => {
     const { logger, lines } = capturingLogger();
     const logged = await startTestApi({ logger });
@@ -155,19 +178,27 @@ describe('rate limit', () => {
   });
   afterAll(() => limited.close());
 
-  it('answers 429 with Retry-After past the per-token limit, counting each token apart', async () => {
+  it('answers 429 with Retry-After past the per-account limit, one window for all its tokens and both mounts', async () => {
     const a = await newAccount(limited.url);
     const b = await newAccount(limited.url);
-    const statuses: number[] = [];
-    for (let i = 0; i < 4; i++) statuses.push((await a.api.get('/v1/customers')).status);
-    // The window may roll over between requests; at least one of the four is over the limit unless it did.
-    const r = await a.api.get('/v1/customers');
-    if (r.status === 429) {
-      expect(r.body.error).toMatchObject({ code: 'rate_limit_error', message: 'Too many requests, retry after 60 seconds' });
-      expect(r.headers.get('retry-after')).toBe('60');
-      expect(r.headers.get('ratelimit-limit')).toBe('3');
-    }
-    expect([...statuses, r.status]).toContain(429);
+    // A second token of the same account, minted by POST /v1/auth: no fresh window.
+    const minted = await client(limited.url).post('/v1/auth', { email: a.email, password: a.password });
+    expect(minted.status).toBe(200);
+    const second = client(limited.url, minted.body.token);
+    // Each key's window starts at its first request, so three requests fit whatever the clock says.
+    expect((await a.api.get('/v1/customers')).status).toBe(200);
+    expect((await client(limited.url, a.token).get('/api/v1/customers')).status).toBe(200);
+    const third = await second.get('/v1/customers');
+    expect(third.status).toBe(200);
+    expect(third.headers.get('ratelimit-remaining')).toBe('0');
+    const r = await second.get('/api/v1/customers');
+    expect(r.status).toBe(429);
+    expect(r.body.error).toMatchObject({ code: 'rate_limit_error', message: 'Too many requests, retry after 60 seconds' });
+    expect(r.headers.get('retry-after')).toBe('60');
+    expect(r.headers.get('ratelimit-limit')).toBe('3');
+    expect((await a.api.get('/v1/customers')).status).toBe(429);
+    // Another scope of the account, and another account, count apart.
+    expect((await a.sandbox.get('/v1/customers')).status).toBe(200);
     expect((await b.api.get('/v1/customers')).status).toBe(200);
   });
 });
@@ -175,10 +206,8 @@ describe('rate limit', () => {
 describe('client address for the per-IP limiters (the pay page\'s)', () => {
   const PUBLIC_CLAIM_RATE_PER_MINUTE = loadConfig({}).publicRateLimitPerMinute;
   const PAY = `/pay/${'z'.repeat(43)}`;
-  /** Statuses of one request past the per-IP limit, within one rate window. */
+  /** Statuses of one request past the per-IP limit, within one rate window (it starts at a key's first request). */
   async function burst(url: string, xff: (i: number) => string) {
-    const intoMinute = Date.now() % 60_000;
-    if (intoMinute > 50_000) await new Promise((r) => setTimeout(r, 60_000 - intoMinute + 100));
     const statuses: number[] = [];
     for (let i = 0; i <= PUBLIC_CLAIM_RATE_PER_MINUTE; i++) statuses.push((await client(url).get(PAY, { 'X-Forwarded-For': xff(i) })).status);
     return statuses;
@@ -194,7 +223,7 @@ describe('client address for the per-IP limiters (the pay page\'s)', () => {
     }
   });
 
-  it('with TRUST_PROXY=true counts exactly one hop: the last X-Forwarded-For entry', async () => {
+  it('with TRUST_PROXY=true (loopback) counts the last X-Forwarded-For entry, the one the proxy appended', async () => {
     const proxied = await startTestApi({}, { TRUST_PROXY: 'true' });
     try {
       // The client wrote the first entries; the proxy appended 203.0.113.7.
@@ -203,6 +232,21 @@ describe('client address for the per-IP limiters (the pay page\'s)', () => {
       expect((await client(proxied.url).get(PAY, { 'X-Forwarded-For': '203.0.113.8, 203.0.113.7' })).status).toBe(429);
     } finally {
       await proxied.close();
+    }
+  });
+
+  it('with a TRUST_PROXY list skips every listed proxy, and believes the header from those peers only', async () => {
+    const behindTwo = await startTestApi({}, { TRUST_PROXY: '127.0.0.1, 10.0.0.0/8' });
+    const notOurs = await startTestApi({}, { TRUST_PROXY: '10.0.0.1' });
+    try {
+      // Client 203.0.113.7, then a load balancer at 10.1.2.3, then the loopback peer.
+      expect(await burst(behindTwo.url, (i) => `192.0.2.${i}, 203.0.113.7, 10.1.2.3`)).toEqual(limitedLast);
+      expect((await client(behindTwo.url).get(PAY, { 'X-Forwarded-For': '203.0.113.8, 10.1.2.3' })).status).toBe(404);
+      // The loopback peer is not a listed proxy there: its header is ignored.
+      expect(await burst(notOurs.url, (i) => `198.51.100.${i}`)).toEqual(limitedLast);
+    } finally {
+      await behindTwo.close();
+      await notOurs.close();
     }
   });
 });

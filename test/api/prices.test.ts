@@ -1,5 +1,8 @@
 import { useTestDatabase } from '../support/db';
-import { newAccount, startTestApi, TestApi } from '../support/api';
+import { client, newAccount, startTestApi, TestApi } from '../support/api';
+import { BTC_BECH32, customerWithWallet, invoiceOf, txHash } from '../crypto/helpers';
+import { Invoice } from '../../src/models/invoice';
+import { Event } from '../../src/models/event';
 
 useTestDatabase();
 let api: TestApi;
@@ -80,5 +83,35 @@ describe('prices', () => {
     expect((await a.api.get(`/v1/prices/${price.id}`)).body).toMatchObject({ amount: 500, active: false });
     expect((await a.api.del(`/v1/prices/${price.id}`)).status).toBe(204);
     expect((await a.api.get(`/v1/prices/${price.id}`)).status).toBe(404);
+  });
+
+  it('deleting a price whose lines a payment already covered settles the invoice as paid; nothing is ever due below zero', async () => {
+    const { a, product } = await withProduct();
+    const { customer, wallet } = await customerWithWallet(a.api, 'covered@example.com');
+    const btc = (await a.api.post('/v1/crypto_addresses', { wallet_id: wallet.id, currency_code: 'BTC', address: BTC_BECH32 })).body;
+    const big = (await a.api.post('/v1/prices', { product_id: product.id, amount: 6000 })).body;
+    const small = (await a.api.post('/v1/prices', { product_id: product.id, amount: 4000 })).body;
+    const covered = (await a.api.post('/v1/invoices', { customer_id: customer.id, due_date: '2027-01-01', line_items: [{ price_id: big.id }, { price_id: small.id }] })).body;
+    const other = await invoiceOf(a.api, customer.id, '50.00', '2027-02-01');
+    // 0.0014 BTC at the fixed 50,000.00 is 70.00, applied to the oldest due date first.
+    const tx = await a.api.post('/v1/crypto_transactions', { to_address_id: btc.id, amount: '0.0014', currency_code: 'BTC', transaction_id: txHash() });
+    expect(tx.status).toBe(201);
+    expect((await a.api.get(`/v1/invoices/${covered.id}`)).body).toMatchObject({ status: 'pending', total_amount: '100.00', amount_paid: '70.00' });
+
+    expect((await a.api.del(`/v1/prices/${big.id}`)).status).toBe(204);
+    const after = (await a.api.get(`/v1/invoices/${covered.id}`)).body;
+    expect(after).toMatchObject({ status: 'paid', total_amount: '40.00', amount_paid: '70.00' });
+    expect(after.line_items.map((l: { price_id: string }) => l.price_id)).toEqual([small.id]);
+    expect(await Event.countDocuments({ account_id: a.account_id, event: 'invoice.paid', 'payload.id': covered.id })).toBe(1);
+    expect((await a.api.get(`/v1/invoices/${other.id}`)).body).toMatchObject({ status: 'pending', amount_paid: '0.00' });
+
+    // The pay page asks for the other invoice in full; an overpaid invoice (here one left open by
+    // an earlier version) counts as nothing due, never as a negative amount that lowers the rest.
+    await Invoice.updateOne({ _id: covered.id }, { $set: { status: 'pending' } });
+    const link = (await a.api.post('/v1/payment_claim_links', { customer_id: customer.id, max_uses: 1 })).body;
+    const secret = String(link.link).split('/pay/')[1];
+    const page = (await client(api.url).get(`/v1/public/payment_claim_links/${secret}`)).body;
+    expect(page.invoices.map((i: { id: string; amount_due: string }) => [i.id, i.amount_due])).toEqual([[covered.id, '0.00'], [other.id, '50.00']]);
+    expect(page.amount_due).toBe('50.00');
   });
 });

@@ -1,4 +1,4 @@
-import { loadConfig, ConfigError } from '../../src/config';
+import { loadConfig, ConfigError, configWarnings } from '../../src/config';
 
 describe('config', () => {
   it('has embedded defaults', () => {
@@ -49,10 +49,48 @@ describe('config', () => {
     expect(() => loadConfig({ ALLOW_UNSAFE_LOCAL_SETTINGS: 'maybe' })).toThrow(/true or false/);
   });
 
-  it('reads TRUST_PROXY, off by default', () => {
-    expect(loadConfig({}).trustProxy).toBe(false);
-    expect(loadConfig({ TRUST_PROXY: 'true' }).trustProxy).toBe(true);
-    expect(() => loadConfig({ TRUST_PROXY: 'yes please' })).toThrow(/TRUST_PROXY must be true or false/);
+  it('refuses WEBHOOK_ALLOW_PRIVATE_NETWORKS=true in the worker, whose HOST binds only its metrics, unless ALLOW_UNSAFE_LOCAL_SETTINGS=true', () => {
+    for (const HOST of [undefined, '127.0.0.1', 'localhost', '0.0.0.0']) {
+      const env = { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', ...(HOST ? { HOST } : {}) };
+      expect(() => loadConfig(env, 'worker')).toThrow(ConfigError);
+      expect(() => loadConfig(env, 'worker')).toThrow(/WEBHOOK_ALLOW_PRIVATE_NETWORKS=true is for local runs only.*ALLOW_UNSAFE_LOCAL_SETTINGS=true/);
+      expect(loadConfig({ ...env, ALLOW_UNSAFE_LOCAL_SETTINGS: 'true' }, 'worker').webhookAllowPrivateNetworks).toBe(true);
+    }
+    // The API keeps its rule (loopback HOST is enough there); the worker's other settings are as before.
+    expect(loadConfig({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' }, 'api').webhookAllowPrivateNetworks).toBe(true);
+    expect(loadConfig({ CLAIM_VERIFICATION: 'off' }, 'worker').claimVerification).toBe(false);
+    expect(loadConfig({}, 'worker').webhookAllowPrivateNetworks).toBe(false);
+  });
+
+  it('reads WEBHOOK_ALLOWED_PORTS: 443 only by default, or a list of ports', () => {
+    expect(loadConfig({}).webhookAllowedPorts).toEqual([]);
+    expect(loadConfig({ WEBHOOK_ALLOWED_PORTS: ' 8443, 9443,8443 ' }).webhookAllowedPorts).toEqual([8443, 9443]);
+    for (const bad of ['0', '65536', 'http', '8443;9443', '8443,', '-1', '1.5']) {
+      expect(() => loadConfig({ WEBHOOK_ALLOWED_PORTS: bad })).toThrow(/WEBHOOK_ALLOWED_PORTS must be a comma-separated list of ports/);
+    }
+  });
+
+  it('reads METRICS_TOKEN: unset by default, 32+ printable characters without spaces', () => {
+    expect(loadConfig({}).metricsToken).toBeNull();
+    const token = 'a'.repeat(31) + 'Z';
+    expect(loadConfig({ METRICS_TOKEN: token }).metricsToken).toBe(token);
+    expect(() => loadConfig({ METRICS_TOKEN: 'short' })).toThrow(/METRICS_TOKEN must be at least 32 characters/);
+    expect(() => loadConfig({ METRICS_TOKEN: `${'a'.repeat(32)} b` })).toThrow(/METRICS_TOKEN must be printable ASCII without spaces/);
+  });
+
+  it('reads TRUST_PROXY: none by default, true for loopback, or a list of proxy addresses and CIDR ranges', () => {
+    expect(loadConfig({}).trustProxy).toEqual([]);
+    expect(loadConfig({ TRUST_PROXY: 'false' }).trustProxy).toEqual([]);
+    expect(loadConfig({ TRUST_PROXY: 'true' }).trustProxy).toEqual(['127.0.0.0/8', '::1/128']);
+    expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8, 192.0.2.5' }).trustProxy).toEqual(['10.0.0.0/8', '192.0.2.5/32']);
+    expect(() => loadConfig({ TRUST_PROXY: 'yes please' })).toThrow(/TRUST_PROXY must be true, false or a comma-separated list of proxy addresses or CIDR ranges/);
+    expect(() => loadConfig({ TRUST_PROXY: '10.0.0.0/40' })).toThrow(/TRUST_PROXY/);
+  });
+
+  it('warns at start-up when PUBLIC_URL is https and no proxy is trusted', () => {
+    expect(configWarnings(loadConfig({ PUBLIC_URL: 'https://pay.example.com' }))).toEqual([expect.stringMatching(/TRUST_PROXY/)]);
+    expect(configWarnings(loadConfig({ PUBLIC_URL: 'https://pay.example.com', TRUST_PROXY: '10.0.0.2' }))).toEqual([]);
+    expect(configWarnings(loadConfig({ PUBLIC_URL: 'http://localhost:3000' }))).toEqual([]);
   });
 
   it('reads booleans and trims a trailing slash from PUBLIC_URL', () => {

@@ -1,4 +1,4 @@
-import { isGlobalUnicast, isIpLiteral, isPrivateAddress } from '../../src/lib/network';
+import { clientAddress, clientKey, isGlobalUnicast, isIpLiteral, isPrivateAddress, LOOPBACK_PROXIES, parseProxyList, proxyMatcher } from '../../src/lib/network';
 
 describe('webhook target addresses: global unicast only', () => {
   it('refuses private, loopback, link-local, reserved and special-purpose space', () => {
@@ -33,5 +33,45 @@ describe('webhook target addresses: global unicast only', () => {
       expect([host, isIpLiteral(host), isGlobalUnicast(host)]).toEqual([host, false, false]);
     }
     expect(isIpLiteral('[2606:4700::1]')).toBe(true);
+  });
+});
+
+describe('client addresses behind proxies', () => {
+  it('keys an IPv6 client by its /64 and an IPv4-mapped one as IPv4', () => {
+    expect(clientKey('2a00:1450:4001:80b::1')).toBe('2a00:1450:4001:80b::/64');
+    expect(clientKey('2a00:1450:4001:80b:ffff:1:2:3')).toBe('2a00:1450:4001:80b::/64');
+    expect(clientKey('2a00:1450:4001:80c::1')).toBe('2a00:1450:4001:80c::/64');
+    expect(clientKey('::ffff:192.0.2.7')).toBe('192.0.2.7');
+    expect(clientKey('192.0.2.7')).toBe('192.0.2.7');
+    expect(clientKey('')).toBe('');
+  });
+
+  it('reads TRUST_PROXY: false, true (loopback), or a list of addresses and CIDR ranges', () => {
+    expect(parseProxyList('')).toEqual([]);
+    expect(parseProxyList('false')).toEqual([]);
+    expect(parseProxyList('true')).toEqual(LOOPBACK_PROXIES);
+    expect(parseProxyList(' 10.0.0.0/8, 192.0.2.5 ,2001:db8::/32,::1')).toEqual(['10.0.0.0/8', '192.0.2.5/32', '2001:db8::/32', '::1/128']);
+    for (const bad of ['yes please', '10.0.0.0/33', '10.0.0.0/', '127.1', 'proxy.internal', '10.0.0.1,,10.0.0.2', '10.0.0.0/8/1']) {
+      expect([bad, parseProxyList(bad)]).toEqual([bad, null]);
+    }
+  });
+
+  it('takes the rightmost X-Forwarded-For entry that is not a trusted proxy, and only from a trusted peer', () => {
+    const trusted = proxyMatcher(['10.0.0.0/8', '::1/128']);
+    // Not from a trusted proxy: the header is the client's own writing.
+    expect(clientAddress('198.51.100.1', '203.0.113.9', trusted)).toBe('198.51.100.1');
+    // One proxy: the entry it appended.
+    expect(clientAddress('10.0.0.2', '1.1.1.1, 203.0.113.9', trusted)).toBe('203.0.113.9');
+    // Two proxies in the list (a load balancer behind the TLS proxy): past both.
+    expect(clientAddress('10.0.0.2', '1.1.1.1, 203.0.113.9, 10.0.0.3', trusted)).toBe('203.0.113.9');
+    expect(clientAddress('::ffff:10.0.0.2', '2001:db8::5', trusted)).toBe('2001:db8::5');
+    expect(clientAddress('::1', '[2001:db8::5]', trusted)).toBe('2001:db8::5');
+    // No header, or only proxies: the furthest proxy.
+    expect(clientAddress('10.0.0.2', undefined, trusted)).toBe('10.0.0.2');
+    expect(clientAddress('10.0.0.2', '10.0.0.9', trusted)).toBe('10.0.0.9');
+    // Garbage stops at the proxy that passed it on: no fresh key per request.
+    expect(clientAddress('10.0.0.2', '203.0.113.9, unknown', trusted)).toBe('10.0.0.2');
+    // Nothing trusted (TRUST_PROXY=false): always the peer.
+    expect(clientAddress('10.0.0.2', '203.0.113.9', proxyMatcher([]))).toBe('10.0.0.2');
   });
 });

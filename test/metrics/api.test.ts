@@ -13,6 +13,7 @@ import { samplesOf, scrape, valueOf } from './prom';
 useTestDatabase();
 
 const SECRET = 'pcl-secret-Zx81QmW3vT0aa';
+const METRICS_TOKEN = 'metrics-token-for-the-api-test-0123456789';
 const logLines: { msg: string; path?: string }[] = [];
 let api: TestApi;
 
@@ -24,7 +25,7 @@ beforeAll(async () => {
       // No sign-in attempt is admitted: the first is refused by the throttle, without a password check.
       authThrottle: new AuthThrottle({ ...AUTH_LIMITS, attemptsPerMinute: 0 }),
     },
-    { RATE_LIMIT_PER_MINUTE: '3', PUBLIC_RATE_LIMIT_PER_MINUTE: '1' },
+    { RATE_LIMIT_PER_MINUTE: '3', PUBLIC_RATE_LIMIT_PER_MINUTE: '1', METRICS_TOKEN },
   );
 });
 afterAll(() => api?.close());
@@ -42,7 +43,7 @@ describe('GET /metrics on the API', () => {
     const missing = await a.api.get('/v1/customers/cust_doesnotexist000000000000');
     expect(missing.status).toBe(404);
     note('GET', '/v1/customers/:id', 404);
-    // Three a minute per token: the fourth request in this minute is refused (a minute boundary
+    // Three a minute per account: the fourth request in this minute is refused (a minute boundary
     // in between only delays it).
     let perToken429 = 0;
     for (let i = 0; i < 10 && perToken429 === 0; i++) {
@@ -78,7 +79,7 @@ describe('GET /metrics on the API', () => {
     expect((await fetch(`${api.url}/healthz`, { method: 'DELETE' })).status).toBe(405);
     note('DELETE', 'unmatched', 405);
 
-    const first = await scrape(`${api.url}/metrics`);
+    const first = await scrape(`${api.url}/metrics`, METRICS_TOKEN);
     expect(first.status).toBe(200);
     expect(first.contentType).toMatch(/^text\/plain; version=0\.0\.4/);
     const m = first.samples;
@@ -96,7 +97,7 @@ describe('GET /metrics on the API', () => {
     expect(first.text).not.toContain(SECRET);
     expect(new Set(counted.map((s) => s.labels.route))).toEqual(new Set(['/v1/customers/:id', '/v1/customers', '/pay/:secret', '/v1/auth', 'unmatched']));
 
-    expect(valueOf(m, 'payments_rate_limit_rejections_total', { limiter: 'per_token' })).toBe(perToken429);
+    expect(valueOf(m, 'payments_rate_limit_rejections_total', { limiter: 'per_account' })).toBe(perToken429);
     expect(valueOf(m, 'payments_rate_limit_rejections_total', { limiter: 'pay_page' })).toBe(payStatuses.filter((s) => s === 429).length);
     expect(valueOf(m, 'payments_rate_limit_rejections_total', { limiter: 'sign_in' })).toBe(1);
     expect(valueOf(m, 'payments_rate_limit_rejections_total', { limiter: 'public_claims' })).toBe(0);
@@ -106,7 +107,7 @@ describe('GET /metrics on the API', () => {
     expect(valueOf(m, 'process_resident_memory_bytes')).toBeGreaterThan(0);
 
     // The first scrape is counted by the second; neither is written to the request log.
-    const second = await scrape(`${api.url}/metrics`);
+    const second = await scrape(`${api.url}/metrics`, METRICS_TOKEN);
     expect(valueOf(second.samples, 'payments_http_requests_total', { method: 'GET', route: '/metrics', status: '200' })).toBe(1);
     const logged = logLines.filter((l) => l.msg === 'request').map((l) => l.path);
     expect(logged).toContain('/v1/customers');
@@ -115,13 +116,42 @@ describe('GET /metrics on the API', () => {
   });
 
   it('gives each app its own registry by default (no process-wide counts)', async () => {
-    const other = await startTestApi();
+    const other = await startTestApi({}, { METRICS_TOKEN });
     try {
       expect((await fetch(`${other.url}/healthz`)).status).toBe(200);
-      const { samples } = await scrape(`${other.url}/metrics`);
+      const { samples } = await scrape(`${other.url}/metrics`, METRICS_TOKEN);
       expect(samplesOf(samples, 'payments_http_requests_total').map((s) => `${s.labels.route} ${s.value}`)).toEqual(['/healthz 1']);
     } finally {
       await other.close();
+    }
+  });
+
+  it('answers only `Authorization: Bearer <METRICS_TOKEN>`', async () => {
+    for (const headers of [{}, { Authorization: 'Bearer wrong-token-wrong-token-wrong-token-00' }, { Authorization: `token ${METRICS_TOKEN}` }, { Authorization: METRICS_TOKEN }, { Authorization: `Bearer ${METRICS_TOKEN}x` }] as Record<string, string>[]) {
+      const res = await fetch(`${api.url}/metrics`, { headers });
+      expect([JSON.stringify(headers), res.status]).toEqual([JSON.stringify(headers), 401]);
+      expect(res.headers.get('www-authenticate')).toBe('Bearer realm="metrics"');
+      const body = await res.json();
+      expect(body.error).toMatchObject({ type: 'authentication_error', code: 'invalid_credentials' });
+      expect(JSON.stringify(body)).not.toContain('payments_http_requests_total');
+    }
+    const ok = await fetch(`${api.url}/metrics`, { headers: { Authorization: `bearer ${METRICS_TOKEN}` } });
+    expect(ok.status).toBe(200);
+    expect(await ok.text()).toContain('payments_http_requests_total');
+  });
+
+  it('is not served on the API port without METRICS_TOKEN: 404, as an unknown path', async () => {
+    const open = await startTestApi();
+    try {
+      for (const headers of [{}, { Authorization: 'Bearer anything' }] as Record<string, string>[]) {
+        const res = await fetch(`${open.url}/metrics`, { headers });
+        expect(res.status).toBe(404);
+        const body = await res.json();
+        expect(body.error.code).toBe('resource_not_found');
+        expect(JSON.stringify(body)).not.toContain('payments_');
+      }
+    } finally {
+      await open.close();
     }
   });
 });

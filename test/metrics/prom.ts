@@ -54,8 +54,9 @@ export function valueOf(samples: Sample[], name: string, labels: Record<string, 
   return found[0]?.value;
 }
 
-export async function scrape(url: string): Promise<{ status: number; contentType: string | null; text: string; samples: Sample[] }> {
-  const res = await fetch(url);
+/** `token`: METRICS_TOKEN, sent as `Authorization: Bearer <token>`. */
+export async function scrape(url: string, token?: string): Promise<{ status: number; contentType: string | null; text: string; samples: Sample[] }> {
+  const res = await fetch(url, token ? { headers: { Authorization: `Bearer ${token}` } } : {});
   const text = await res.text();
   return { status: res.status, contentType: res.headers.get('content-type'), text, samples: res.ok ? parseMetrics(text) : [] };
 }

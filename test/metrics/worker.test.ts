@@ -16,7 +16,7 @@ import { loadConfig } from '../../src/config';
 import { createActivities } from '../../src/activities';
 import { createWebhooksActivities } from '../../src/activities/webhooks';
 import { createWorkerMetrics, WorkerMetrics } from '../../src/metrics/worker';
-import { MetricsServer, startMetricsServer } from '../../src/metrics/server';
+import { MetricsServer, metricsHost, startMetricsServer } from '../../src/metrics/server';
 import { oldestUndispatchedEventAt } from '../../src/services/webhookSweeper';
 import { FixedRateOracle, PriceUnavailableError } from '../../src/services/priceOracle';
 import { SwitchableOracle, testDependencies } from '../support/dependencies';
@@ -51,7 +51,7 @@ beforeAll(async () => {
     ...createActivities({ ...deps, metrics }),
     ...createWebhooksActivities({ ...deps, metrics, httpsAgent: new https.Agent({ ca: certs.ca }), deliveryTimeoutMs: 3_000 }),
   };
-  server = await startMetricsServer({ register: metrics.register, host: '127.0.0.1', port: 0, temporalMetricsUrl: null, logger });
+  server = await startMetricsServer({ register: metrics.register, host: '127.0.0.1', port: 0, token: null, temporalMetricsUrl: null, logger });
   url = `http://127.0.0.1:${server.port}/metrics`;
 });
 afterAll(async () => {
@@ -146,5 +146,29 @@ describe('worker metrics', () => {
   it('answers 404 outside GET /metrics', async () => {
     expect((await fetch(url.replace('/metrics', '/'))).status).toBe(404);
     expect((await fetch(url, { method: 'POST' })).status).toBe(404);
+  });
+
+  it('with METRICS_TOKEN answers only `Authorization: Bearer <token>`, and listens on HOST only then', async () => {
+    const token = 'metrics-token-for-the-worker-test-0123456789';
+    const guarded = await startMetricsServer({ register: metrics.register, host: '127.0.0.1', port: 0, token, temporalMetricsUrl: null, logger });
+    try {
+      const at = `http://127.0.0.1:${guarded.port}/metrics`;
+      for (const headers of [{}, { Authorization: 'Bearer nope' }, { Authorization: `token ${token}` }] as Record<string, string>[]) {
+        const res = await fetch(at, { headers });
+        expect(res.status).toBe(401);
+        expect(res.headers.get('www-authenticate')).toBe('Bearer realm="metrics"');
+        expect(await res.text()).not.toContain('payments_');
+      }
+      const ok = await scrape(at, token);
+      expect(ok.status).toBe(200);
+      expect(valueOf(ok.samples, 'payments_oldest_undispatched_event_age_seconds')).toEqual(expect.any(Number));
+    } finally {
+      await guarded.close();
+    }
+    // Without a token nothing but this machine may scrape it, whatever HOST says.
+    expect(metricsHost('0.0.0.0', null)).toBe('127.0.0.1');
+    expect(metricsHost('10.1.2.3', null)).toBe('127.0.0.1');
+    expect(metricsHost('::1', null)).toBe('::1');
+    expect(metricsHost('0.0.0.0', token)).toBe('0.0.0.0');
   });
 });

@@ -40,13 +40,14 @@ describe('the worker process', () => {
       TEMPORAL_ADDRESS: devServerAddress(),
       TEMPORAL_NAMESPACE: 'default',
       TEMPORAL_TASK_QUEUE: taskQueue,
-      HOST: '127.0.0.1',
+      // Without METRICS_TOKEN the metrics listen on loopback only, whatever HOST says.
+      HOST: '0.0.0.0',
       WORKER_METRICS_PORT: '0',
       TEMPORAL_METRICS_PORT: '0',
       LOG_LEVEL: 'info',
     };
     // No chain watchers: this worker only needs to run one workflow.
-    for (const k of ['ETH_RPC_URL', 'BTC_ESPLORA_URL']) delete env[k];
+    for (const k of ['ETH_RPC_URL', 'BTC_ESPLORA_URL', 'METRICS_TOKEN', 'WEBHOOK_ALLOW_PRIVATE_NETWORKS', 'ALLOW_UNSAFE_LOCAL_SETTINGS']) delete env[k];
     const proc = spawn(process.execPath, ['--import', 'tsx', 'worker.ts'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
     child = proc;
     exited = new Promise((resolve) => proc.once('exit', (code) => resolve(code)));
@@ -71,6 +72,7 @@ describe('the worker process', () => {
     const port = logged('worker metrics at /metrics')?.port;
     expect(port).toEqual(expect.any(Number));
     expect(port).toBeGreaterThan(0);
+    expect(logged('worker metrics at /metrics')?.host).toBe('127.0.0.1');
     const url = `http://127.0.0.1:${port}/metrics`;
 
     // One workflow with one activity on this worker's queue.
@@ -102,4 +104,15 @@ describe('the worker process', () => {
     expect(logged('worker stopped')).toBeDefined();
     await expect(fetch(url)).rejects.toThrow();
   });
+
+  it('refuses WEBHOOK_ALLOW_PRIVATE_NETWORKS=true without ALLOW_UNSAFE_LOCAL_SETTINGS=true, even on a loopback HOST', async () => {
+    const env: NodeJS.ProcessEnv = { ...process.env, MONGODB_URI: db.uri(), HOST: '127.0.0.1', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' };
+    delete env.ALLOW_UNSAFE_LOCAL_SETTINGS;
+    const proc = spawn(process.execPath, ['--import', 'tsx', 'worker.ts'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    proc.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+    const code = await new Promise<number | null>((resolve) => proc.once('exit', resolve));
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/WEBHOOK_ALLOW_PRIVATE_NETWORKS=true is for local runs only.*ALLOW_UNSAFE_LOCAL_SETTINGS=true/);
+  }, 60_000);
 });

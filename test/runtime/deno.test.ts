@@ -41,6 +41,9 @@ const ctx: ScenarioContext = {
   runtime: 'deno',
 };
 
+/** The API's /metrics answers only with it (unset: 404). */
+const METRICS_TOKEN = 'deno-test-metrics-token-0123456789abcdef';
+
 interface Delivery {
   eventId: string;
   event: string;
@@ -64,7 +67,7 @@ describe('the API and the worker under Deno', () => {
       deliveries.push({ eventId, event: JSON.parse(body).event, body, signature: String(req.headers['x-service-signature'] ?? '') });
       return 200;
     });
-    app = await startScenarioApp(ctx, 'deno', ca.env);
+    app = await startScenarioApp(ctx, 'deno', { ...ca.env, METRICS_TOKEN });
     const started = app;
     const alive = () => started.api.running && started.worker.running;
 
@@ -155,7 +158,7 @@ describe('the API and the worker under Deno', () => {
       expect([file, asset.status]).toEqual([file, 200]);
       expect((await asset.text()).length).toBeGreaterThan(100);
     }
-    const metrics = await fetch(`${app.apiUrl}/metrics`);
+    const metrics = await fetch(`${app.apiUrl}/metrics`, { headers: { Authorization: `Bearer ${METRICS_TOKEN}` } });
     expect(metrics.status).toBe(200);
     expect(await metrics.text()).toContain('process_cpu_user_seconds_total');
 

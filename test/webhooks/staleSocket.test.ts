@@ -26,7 +26,7 @@ it('retries on a fresh socket when a reused one is reset, and still reports a re
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   const url = `https://127.0.0.1:${(server.address() as { port: number }).port}/hook`;
   const agent = new https.Agent({ keepAlive: true, ca: certs.ca, maxSockets: 1 });
-  const post = () => postWebhook(url, { 'Content-Type': 'application/json' }, '{}', { agent, allowPrivate: true, timeoutMs: 5_000 });
+  const post = () => postWebhook(url, { 'Content-Type': 'application/json' }, '{}', { agent, allowPrivate: true, allowedPorts: null, timeoutMs: 5_000 });
   try {
     expect((await post()).statusCode).toBe(200);
     // The next POST goes out on the kept-alive socket, which the receiver resets.
@@ -36,7 +36,7 @@ it('retries on a fresh socket when a reused one is reset, and still reports a re
     // A fresh connection reset before any response still counts as a connection error.
     resetFresh = true;
     agent.destroy();
-    const fresh = await postWebhook(url, {}, '{}', { agent: new https.Agent({ ca: certs.ca }), allowPrivate: true, timeoutMs: 5_000 });
+    const fresh = await postWebhook(url, {}, '{}', { agent: new https.Agent({ ca: certs.ca }), allowPrivate: true, allowedPorts: null, timeoutMs: 5_000 });
     expect(fresh).toMatchObject({ statusCode: null, error: 'connection_error' });
   } finally {
     agent.destroy();

@@ -1,106 +1,172 @@
 /**
- * Sign-in throttling for POST /v1/auth, kept in the API process like the per-token limit (with
+ * Sign-in throttling for POST /v1/auth and the console's sign-in, kept in the API process (with
  * several API processes each keeps its own counts). Every attempt costs a 128 MiB scrypt, and a
- * password or TOTP code can otherwise be guessed without end:
+ * password or TOTP code can otherwise be guessed without end; yet nobody else's failures may
+ * keep an owner out:
  * - per client: at most `attemptsPerMinute` attempts a minute, whatever their outcome;
- * - per client and per email: failures past a free allowance lock the key, the lock doubling
- *   with each further failure up to `maxLockMs`; a success clears the email's count;
- * - at most `concurrentChecks` sign-ins are checked at once (each holds a libuv thread), with
- *   `queuedChecks` waiting; past that the service is busy.
- * A client is its IP address, an IPv6 client its /64 (one host usually holds a whole /64).
+ * - per (email, client) and per client over any emails: failures past a free allowance lock the
+ *   key, the lock doubling with each further failure up to `maxLockMs`. A client's failures
+ *   never lock the email for other clients;
+ * - per email, from every client together: failures past a free allowance slow each attempt on
+ *   that email down (a pause before its password check, at most `emailSlowdown.maxDelayMs`),
+ *   never refuse it. A browser that signed in to that email before (its device cookie) is
+ *   neither slowed nor locked by others: its own failures lock (email, device);
+ * - at most `concurrentChecks` checks at once (each holds a libuv thread and 128 MiB), the others
+ *   waiting in turn client by client, `queuedChecksPerClient` each and `queuedChecks` in all;
+ *   past that the client is told the service is busy (a flooding client loses its newest
+ *   waiting check to a client with none waiting).
+ * A client is its IP address, an IPv6 client its /64 (src/lib/network.ts `clientKey`).
  */
-import { isIP } from 'node:net';
-import ipaddr from 'ipaddr.js';
+import { clientKey } from '../../lib/network';
 
 export const AUTH_LIMITS = {
   attemptsPerMinute: 30,
-  freeFailures: { email: 5, client: 20 },
+  freeFailures: { emailClient: 5, client: 20 },
   firstLockMs: 1000,
   maxLockMs: 15 * 60_000,
+  /** The pause of every attempt on an email past its free failures: doubling from the first to the most. */
+  emailSlowdown: { freeFailures: 5, firstDelayMs: 250, maxDelayMs: 2000 },
   /** Failures older than this (counted from the last one) are forgotten. */
   forgetAfterMs: 60 * 60_000,
   concurrentChecks: 2,
   queuedChecks: 50,
+  queuedChecksPerClient: 2,
 };
 export type AuthLimits = typeof AUTH_LIMITS;
 
-/** Counts kept before old entries are swept, so a flood of new keys cannot grow memory without end. */
-const MAX_KEYS = 100_000;
+/** Who is signing in: the client address, the email (as looked up), and the browser's device id when its cookie is valid for that email. */
+export interface SignInAttempt {
+  ip: string;
+  email: string;
+  device?: string | null;
+}
 
 interface Failures {
   count: number;
   last: number;
 }
 
-export class AuthBusyError extends Error {}
-
-export function clientKey(ip: string): string {
-  if (isIP(ip) !== 6) return ip;
-  const addr = ipaddr.process(ip);
-  if (addr.kind() === 'ipv4') return addr.toString();
-  return `${(addr as ipaddr.IPv6).parts.slice(0, 4).map((p) => p.toString(16)).join(':')}::/64`;
+interface Waiter {
+  resolve: () => void;
+  reject: (err: Error) => void;
 }
+
+export class AuthBusyError extends Error {}
 
 export class AuthThrottle {
   private readonly failures = new Map<string, Failures>();
   private readonly attempts = new Map<string, { minute: number; count: number }>();
   private running = 0;
-  private readonly waiting: Array<() => void> = [];
+  /** Waiting checks by client, in turn order (a Map keeps insertion order). */
+  private readonly waiting = new Map<string, Waiter[]>();
+  private waitingCount = 0;
+  private lastSweepMinute = 0;
 
   constructor(
     private readonly limits: AuthLimits = AUTH_LIMITS,
     private readonly now: () => number = Date.now,
+    private readonly sleep: (ms: number) => Promise<void> = (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
   ) {}
+
+  /** Waits `ms` (from slowdownMs) on the throttle's clock. */
+  async pause(ms: number): Promise<void> {
+    if (ms > 0) await this.sleep(ms);
+  }
 
   /**
    * Seconds to wait before this attempt may be made, or 0 when it may go ahead (it then counts
    * against the client's per-minute budget; a refused attempt does not).
    */
-  admit(ip: string, email: string): number {
+  admit(a: SignInAttempt): number {
     const now = this.now();
-    const client = clientKey(ip);
-    const waitMs = Math.max(this.lockedFor(`email:${email}`, this.limits.freeFailures.email, now), this.lockedFor(`client:${client}`, this.limits.freeFailures.client, now));
+    const client = clientKey(a.ip);
+    this.sweepEachMinute(now);
+    const waitMs = Math.max(
+      this.lockedFor(this.pairKey(a), this.limits.freeFailures.emailClient, now),
+      // A browser with the email's device cookie answers for its own failures only.
+      a.device ? 0 : this.lockedFor(`client:${client}`, this.limits.freeFailures.client, now),
+    );
     const minute = Math.floor(now / 60_000);
-    const a = this.attempts.get(client);
-    const count = a && a.minute === minute ? a.count : 0;
+    const prior = this.attempts.get(client);
+    const count = prior && prior.minute === minute ? prior.count : 0;
     const budgetMs = count >= this.limits.attemptsPerMinute ? (minute + 1) * 60_000 - now : 0;
     const wait = Math.max(waitMs, budgetMs);
     if (wait > 0) return Math.ceil(wait / 1000);
-    if (this.attempts.size >= MAX_KEYS) this.sweep(now);
-    if (this.attempts.size >= MAX_KEYS) this.attempts.clear(); // a flood of clients within one minute
     this.attempts.set(client, { minute, count: count + 1 });
     return 0;
   }
 
-  failed(ip: string, email: string): void {
+  /** Milliseconds an admitted attempt pauses before its check: others' failures on the email slow guessing down, a known browser not at all. */
+  slowdownMs(a: SignInAttempt): number {
+    if (a.device) return 0;
+    const { freeFailures, firstDelayMs, maxDelayMs } = this.limits.emailSlowdown;
+    const f = this.current(`email:${a.email}`, this.now());
+    if (!f || f.count <= freeFailures) return 0;
+    return Math.min(firstDelayMs * 2 ** Math.min(f.count - freeFailures - 1, 30), maxDelayMs);
+  }
+
+  failed(a: SignInAttempt): void {
     const now = this.now();
-    for (const key of [`email:${email}`, `client:${clientKey(ip)}`]) {
+    for (const key of [this.pairKey(a), `email:${a.email}`, `client:${clientKey(a.ip)}`]) {
       const f = this.current(key, now);
       this.failures.set(key, { count: (f?.count ?? 0) + 1, last: now });
     }
-    if (this.failures.size >= MAX_KEYS) this.sweep(now);
   }
 
-  succeeded(email: string): void {
-    this.failures.delete(`email:${email}`);
+  /** A success clears the (email, client) lock. Not the email's slow-down: the owner's success says nothing of others guessing. */
+  succeeded(a: SignInAttempt): void {
+    this.failures.delete(this.pairKey(a));
   }
 
-  /** Runs one sign-in check in a free slot; AuthBusyError when too many are already waiting. */
-  async run<T>(check: () => Promise<T>): Promise<T> {
-    if (this.running >= this.limits.concurrentChecks) {
-      if (this.waiting.length >= this.limits.queuedChecks) throw new AuthBusyError('Too many sign-ins in progress');
-      await new Promise<void>((resolve) => this.waiting.push(resolve));
-    } else {
-      this.running += 1;
-    }
+  /** Runs one sign-in check of `ip` in a free slot, in turn with other clients; AuthBusyError when it may not wait. */
+  async run<T>(ip: string, check: () => Promise<T>): Promise<T> {
+    if (this.running < this.limits.concurrentChecks) this.running += 1;
+    else await this.enqueue(clientKey(ip));
     try {
       return await check();
     } finally {
-      // Hand the slot straight to the next waiter, or free it.
-      const next = this.waiting.shift();
-      if (next) next();
+      // Hand the slot straight to the next client's waiter, or free it.
+      const next = this.dequeue();
+      if (next) next.resolve();
       else this.running -= 1;
     }
+  }
+
+  private enqueue(client: string): Promise<void> {
+    const own = this.waiting.get(client) ?? [];
+    if (own.length >= this.limits.queuedChecksPerClient) return Promise.reject(new AuthBusyError('Too many sign-ins in progress'));
+    if (this.waitingCount >= this.limits.queuedChecks && !this.evictFor(own.length)) return Promise.reject(new AuthBusyError('Too many sign-ins in progress'));
+    return new Promise<void>((resolve, reject) => {
+      own.push({ resolve, reject });
+      this.waiting.set(client, own);
+      this.waitingCount += 1;
+    });
+  }
+
+  /** The queue is full: the newest waiter of the client with the most waiting makes way for one with fewer. */
+  private evictFor(ownCount: number): boolean {
+    let most: [string, Waiter[]] | null = null;
+    for (const entry of this.waiting) if (!most || entry[1].length > most[1].length) most = entry;
+    if (!most || most[1].length <= ownCount + 1) return false;
+    most[1].pop()!.reject(new AuthBusyError('Too many sign-ins in progress'));
+    this.waitingCount -= 1;
+    return true;
+  }
+
+  /** The next waiter in turn: the first client's oldest, that client then going to the back. */
+  private dequeue(): Waiter | undefined {
+    const first = this.waiting.entries().next();
+    if (first.done) return undefined;
+    const [client, queue] = first.value;
+    const waiter = queue.shift()!;
+    this.waiting.delete(client);
+    if (queue.length > 0) this.waiting.set(client, queue);
+    this.waitingCount -= 1;
+    return waiter;
+  }
+
+  private pairKey(a: SignInAttempt): string {
+    return `pair:${a.email}|${a.device ? `device:${a.device}` : clientKey(a.ip)}`;
   }
 
   private current(key: string, now: number): Failures | undefined {
@@ -120,15 +186,16 @@ export class AuthThrottle {
     return Math.max(0, f.last + lock - now);
   }
 
-  private sweep(now: number): void {
+  /**
+   * Once a minute, drops the budgets of past minutes and failures past `forgetAfterMs`: each entry
+   * expires on its own, so a flood of new keys costs memory for a while but never clears the
+   * counts of other clients (the old code's clear at 100,000 keys reset the attackers' too).
+   */
+  private sweepEachMinute(now: number): void {
     const minute = Math.floor(now / 60_000);
+    if (minute === this.lastSweepMinute) return;
+    this.lastSweepMinute = minute;
     for (const [k, a] of this.attempts) if (a.minute !== minute) this.attempts.delete(k);
     for (const k of [...this.failures.keys()]) this.current(k, now);
-    // Still full of fresh keys (a flood): drop the counts that lock nothing yet.
-    if (this.failures.size >= MAX_KEYS) {
-      for (const [k, f] of this.failures) {
-        if (f.count <= (k.startsWith('email:') ? this.limits.freeFailures.email : this.limits.freeFailures.client)) this.failures.delete(k);
-      }
-    }
   }
 }

@@ -4,7 +4,8 @@
  *
  * The session cookie is httpOnly, SameSite=Strict, path /console, Secure when PUBLIC_URL is
  * https (written by hand: Koa refuses a Secure cookie on a plain connection, which is what a TLS
- * proxy in front hands us). Sign-in is throttled together with POST /v1/auth.
+ * proxy in front hands us). Sign-in is throttled together with POST /v1/auth; a browser that
+ * signed in before keeps a signed device cookie, so others' failures on its email do not slow it.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -15,9 +16,10 @@ import type { AppState, Ctx } from '../context';
 import type { RouteDeps } from '../app';
 import { ApiError, AuthFlowError } from '../../lib/errors';
 import { isDatabaseUnavailable } from '../../models/errors';
-import { AuthBusyError } from '../auth/throttle';
+import { throttledSignIn } from '../auth/routes';
 import { loginEmail } from '../../services/accounts';
-import { ConsoleSessionView, csrfMatches, newSecret, resolveSession, sessionScope, signIn, signOut, switchScope } from '../../services/consoleSessions';
+import { DEVICE_COOKIE_TTL_SECONDS, deviceCookie, deviceOf } from '../../cryptography/deviceCookie';
+import { consoleDeviceKey, ConsoleSessionView, csrfMatches, newSecret, resolveSession, sessionScope, signIn, signOut, switchScope } from '../../services/consoleSessions';
 import { overview, subscriptionLifecycle, subscriptionTable } from '../../services/console';
 import { collections, mrr, receivables } from '../../services/reports';
 import { collectionsCsv, mrrCsv, presentCollections, presentMrrReport, presentReceivables, receivablesCsv } from '../../presenters/reports';
@@ -28,6 +30,7 @@ import { collectionsPage, errorPage, lifecyclePage, overviewPage, receivablesPag
 
 export const SESSION_COOKIE = 'console_session';
 const SIGN_IN_CSRF_COOKIE = 'console_csrf';
+export const DEVICE_COOKIE = 'console_device';
 
 export const CONSOLE_CSP = [
   "default-src 'none'",
@@ -86,7 +89,7 @@ function html(ctx: Ctx, status: number, body: string) {
 }
 
 export function consolePages(router: Router<AppState>, deps: RouteDeps) {
-  const { config, authThrottle } = deps;
+  const { config, signIn: signInGuard } = deps;
   const secure = config.publicUrl.startsWith('https:');
   const ttl = config.consoleSessionTtlSeconds;
 
@@ -163,28 +166,23 @@ export function consolePages(router: Router<AppState>, deps: RouteDeps) {
       return signInForm(ctx, 403, { error: 'The form has expired; please try again.', email });
     }
     const key = loginEmail(email);
-    const wait = authThrottle.admit(ctx.ip, key);
-    if (wait > 0) {
-      ctx.set('Retry-After', String(wait));
-      return signInForm(ctx, 429, { error: `Too many sign-in attempts, retry after ${wait} seconds`, email });
-    }
+    const deviceKey = await consoleDeviceKey(config.claimChallengeHmacKey);
+    const device = deviceOf(deviceKey, ctx.cookies.get(DEVICE_COOKIE), key, Date.now());
     const otp = form.get('otp_attempt') ?? '';
     let secret: string;
     try {
-      secret = await authThrottle.run(() => signIn({ email, password: form.get('password') ?? '', ...(otp ? { otp_attempt: otp } : {}) }, ttl));
-      authThrottle.succeeded(key);
+      // 429 and 503 come back as AuthFlowErrors with Retry-After set, counted in /metrics like POST /v1/auth's.
+      secret = await throttledSignIn(ctx, signInGuard, { ip: ctx.ip, email: key, device }, () =>
+        signIn({ email, password: form.get('password') ?? '', ...(otp ? { otp_attempt: otp } : {}) }, ttl),
+      );
     } catch (err) {
-      if (err instanceof AuthBusyError) {
-        ctx.set('Retry-After', '1');
-        return signInForm(ctx, 503, { error: 'Too many sign-ins in progress, retry shortly', email });
-      }
       if (!(err instanceof AuthFlowError)) throw err;
-      if (err.status === 401) authThrottle.failed(ctx.ip, key);
       if (err.message === 'otp_attempt_required') return signInForm(ctx, 401, { error: 'Enter the code from your authenticator app.', email, otpRequired: true });
       return signInForm(ctx, err.status, { error: err.message, email, otpRequired: err.message.includes('two-factor') });
     }
     setCookie(ctx, SIGN_IN_CSRF_COOKIE, '', 0, secure);
     setCookie(ctx, SESSION_COOKIE, secret, null, secure);
+    setCookie(ctx, DEVICE_COOKIE, deviceCookie(deviceKey, key, Date.now()), DEVICE_COOKIE_TTL_SECONDS, secure);
     ctx.status = 303;
     ctx.redirect('/console');
   });

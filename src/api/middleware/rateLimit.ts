@@ -1,29 +1,64 @@
 import type { Next } from 'koa';
+import { RateLimiterAbstract, RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { ApiError } from '../../lib/errors';
 import type { Ctx } from '../context';
 
+/** What one request's count says: whether it may go on, and the window's state for the headers. */
+export interface WindowHit {
+  allowed: boolean;
+  remaining: number;
+  /** Milliseconds until the key's window ends. */
+  resetMs: number;
+}
+
+/** One named limit: `perMinute` requests per key in a one-minute window that starts at the key's first request. */
+export interface WindowCounter {
+  readonly perMinute: number;
+  hit(key: string): Promise<WindowHit>;
+}
+
 /**
- * Fixed one-minute window per key (the token hash, or the client IP for public routes).
- * In-process: with several API processes each enforces its own window. `onReject` is told of
- * each refusal (the app counts them in its metrics).
+ * Where the counts live. In this process's memory by default (`memoryCounters`): with several API
+ * processes each counts for itself. A shared store (rate-limiter-flexible's Redis, Mongo or
+ * Postgres limiters, through `flexibleCounter`) can take its place without touching the routes.
  */
-export function rateLimit(perMinute: number, keyOf: (ctx: Ctx) => string, onReject: () => void = () => undefined) {
-  const windows = new Map<string, { start: number; count: number }>();
+export type CounterStore = (name: string, perMinute: number) => WindowCounter;
+
+/** A rate-limiter-flexible limiter (any of its stores) as a WindowCounter. */
+export function flexibleCounter(limiter: RateLimiterAbstract): WindowCounter {
+  return {
+    perMinute: limiter.points,
+    async hit(key) {
+      try {
+        const res = await limiter.consume(key);
+        return { allowed: true, remaining: res.remainingPoints, resetMs: res.msBeforeNext };
+      } catch (err) {
+        // The library rejects with the window's state when the key is over its points; anything else is a store failure.
+        if (!(err instanceof RateLimiterRes)) throw err;
+        return { allowed: false, remaining: 0, resetMs: err.msBeforeNext };
+      }
+    },
+  };
+}
+
+/** Counts in this process's memory; each key's window is dropped when it ends (no global clear that a flood of keys could trigger). */
+export function memoryCounters(): CounterStore {
+  return (name, perMinute) => flexibleCounter(new RateLimiterMemory({ keyPrefix: name, points: perMinute, duration: 60 }));
+}
+
+/**
+ * Refuses a key's requests past the counter's limit with 429 `rate_limit_error`, `Retry-After: 60`
+ * and `RateLimit-*` headers. `onReject` is told of each refusal (the app counts them in its metrics).
+ */
+export function rateLimit(counter: WindowCounter, keyOf: (ctx: Ctx) => string, onReject: () => void = () => undefined) {
   return async (ctx: Ctx, next: Next) => {
-    const now = Date.now();
-    const windowStart = now - (now % 60_000);
-    const key = keyOf(ctx);
-    let w = windows.get(key);
-    if (!w || w.start !== windowStart) {
-      if (windows.size > 100_000) windows.clear();
-      w = { start: windowStart, count: 0 };
-      windows.set(key, w);
-    }
-    w.count += 1;
-    const remaining = Math.max(0, perMinute - w.count);
-    const reset = Math.ceil((windowStart + 60_000 - now) / 1000);
-    const headers = { 'RateLimit-Limit': String(perMinute), 'RateLimit-Remaining': String(remaining), 'RateLimit-Reset': String(reset) };
-    if (w.count > perMinute) {
+    const { allowed, remaining, resetMs } = await counter.hit(keyOf(ctx));
+    const headers = {
+      'RateLimit-Limit': String(counter.perMinute),
+      'RateLimit-Remaining': String(remaining),
+      'RateLimit-Reset': String(Math.max(0, Math.ceil(resetMs / 1000))),
+    };
+    if (!allowed) {
       onReject();
       throw new ApiError(429, 'invalid_request_error', 'rate_limit_error', 'Too many requests, retry after 60 seconds', null, undefined, {
         ...headers,

@@ -256,7 +256,7 @@ function errorComponents(): { schemas: Json; responses: Json } {
     400: 'A missing field (simple format) or a body that is not JSON (structured)',
     401: 'Wrong email, password or two-factor code',
     422: '`{"error": "otp_attempt_required"}`: two-factor is on and `otp_attempt` is missing',
-    429: 'Too many attempts from this client or for this email: retry after the seconds the message says',
+    429: 'Too many attempts from this client, or failures from this client for this email: retry after the seconds the message says',
     503: 'Too many sign-ins in progress, or the database is unavailable: retry after `Retry-After` seconds',
   };
   for (const status of [400, 401, 422, 429, 503]) {

@@ -17,7 +17,7 @@ export const claimBody = compile<PublicClaimInput>({
   },
 });
 
-/** Unauthenticated: the customer's side of a payment claim link, rate-limited per IP (one window for both mounts). */
+/** Unauthenticated: the customer's side of a payment claim link, rate-limited per client, IPv6 by /64 (one window for both mounts). */
 export function publicClaimRoutes(router: Router<AppState>, deps: RouteDeps) {
   const limit = deps.publicClaimLimit;
   router.get('/public/payment_claim_links/:secret', limit, async (ctx: Ctx) => {
