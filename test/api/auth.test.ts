@@ -74,7 +74,10 @@ describe('authentication', () => {
     expect(need.body).toEqual({ error: 'otp_attempt_required' });
     const bad = await anon.post('/v1/auth', { email: a.email, password: a.password, otp_attempt: '000000' === currentOtp(a.otp_secret!) ? '111111' : '000000' });
     expect(bad.status).toBe(401);
-    // One step of drift is accepted (then a later step: each step is usable once, in order).
+    // One step of drift is accepted (then a later step: each step is usable once, in order). The
+    // previous step is one step behind only while this step lasts: start early in a fresh step.
+    const intoStep = Date.now() % 30_000;
+    if (intoStep > 15_000) await new Promise((r) => setTimeout(r, 30_000 - intoStep + 100));
     const drift = await anon.post('/v1/auth', { email: a.email, password: a.password, otp_attempt: currentOtp(a.otp_secret!, Date.now() - 30_000) });
     expect(drift.status).toBe(200);
     const good = await anon.post('/v1/auth', { email: a.email, password: a.password, otp_attempt: currentOtp(a.otp_secret!) });

@@ -108,9 +108,11 @@ describe('workflow starts', () => {
     const outbox = createWorkflowStarts({ client: restarting, taskQueue }, logger);
 
     const sentBefore = requestWorkflowStart(outbox, request(`late-${randomString(8)}`));
+    // Sent before the next one is asked for (each request writes its intent first, so under load
+    // the second could otherwise be sent first, which makes the late failure an outage).
+    await waitFor(async () => late.length === 1, 'the late start to be sent');
     const through = `starts-through-${randomString(8)}`;
     await requestWorkflowStart(outbox, request(through));
-    await waitFor(async () => late.length === 1, 'the late start to be sent');
     late[0].fail();
     await sentBefore;
     expect(outbox.pausedUntil).toBe(0);
