@@ -12,6 +12,8 @@ const allocationSchema = new Schema(
     amount_applied: { type: String, required: true },
     pays_in_full: { type: Boolean, default: false },
     created_at: { type: Date, required: true },
+    /** USD given back as credit since (the invoice's lines were removed below what it was paid); `amount_applied` is what stays applied. */
+    released_amount: { type: String, default: undefined },
   },
   { versionKey: false },
 );

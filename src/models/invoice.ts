@@ -43,6 +43,12 @@ const invoiceSchema = new Schema(
     billing_key: { type: String, required: true },
     period_start: { type: Date, default: null },
     period_end: { type: Date, default: null },
+    /**
+     * Written true with a change that released part of what crypto paid (line items removed below
+     * `amount_paid`: the entries' `released_amount`), false once every transaction it names holds
+     * that credit (services/invoiceChanges.ts releaseInvoiceCredit; its sweeper finds the rest).
+     */
+    credit_release_due: { type: Boolean, default: undefined },
   },
   { timestamps, versionKey: false },
 );
@@ -52,6 +58,8 @@ invoiceSchema.index({ account_id: 1, sandbox: 1, created_at: -1, _id: -1 });
 indexListSlots(invoiceSchema);
 invoiceSchema.index({ customer_id: 1, status: 1 });
 invoiceSchema.index({ subscription_id: 1 });
+// The credit-release sweeper's `{ credit_release_due: true }`.
+invoiceSchema.index({ credit_release_due: 1 });
 
 export type InvoiceDoc = InferSchemaType<typeof invoiceSchema> & { _id: string; created_at: Date; updated_at: Date; status: InvoiceStatus };
 export type LineItemDoc = InferSchemaType<typeof lineItemSchema> & { _id: string };

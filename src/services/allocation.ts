@@ -213,7 +213,7 @@ const invoiceEntryOf = (txId: string, e: Entry): InvoiceCryptoAllocation => ({ i
  * stale slot whose allocation never reached the transaction is removed. Null when another
  * writer holds it.
  */
-async function takeTransactionSlot(tx: CryptoTransactionDoc, slot: Omit<AllocationSlotDoc, '_id'>): Promise<string | null> {
+export async function takeTransactionSlot(tx: CryptoTransactionDoc, slot: Omit<AllocationSlotDoc, '_id'>): Promise<string | null> {
   const live = new Set((tx.allocations ?? []).map((a) => a._id));
   let n = (tx.allocations ?? []).length;
   for (let tries = 0; tries < live.size + 3; tries++) {
@@ -287,10 +287,12 @@ async function settleManualAllocation(deps: Dependencies, txId: string, entry: E
         await AllocationSlot.deleteOne({ _id: slotId });
       }
     }
+    // Read again under the marker: a credit release (services/invoiceChanges.ts) may have written since.
+    const held = (await CryptoTransaction.findById(txId).lean<CryptoTransactionDoc>()) ?? tx;
     // The whole list is written (FerretDB v1's $pull matches whole values only); the marker keeps other writers out.
     await CryptoTransaction.updateOne(
       { _id: txId },
-      { $set: { unallocated_amount: sumAmounts([tx.unallocated_amount ?? '0.00', entry.amount_applied]), allocations: tx.allocations.filter((a) => a._id !== entry._id) } },
+      { $set: { unallocated_amount: sumAmounts([held.unallocated_amount ?? '0.00', entry.amount_applied]), allocations: held.allocations.filter((a) => a._id !== entry._id) } },
     );
     await rollupsChanged(deps, scopeOfDoc(tx), 'collections');
     await freeTransactionSlotOf(tx, entry._id);
@@ -403,9 +405,17 @@ export async function allocateManually(
   let reserved: CryptoTransactionDoc | null;
   let result: 'applied' | 'already_applied' | 'conflict';
   try {
+    // Under the slot, read again: a credit release (services/invoiceChanges.ts) raises the credit
+    // under the transaction's slot too, and may have landed since the read above.
+    const held = await CryptoTransaction.findById(tx._id).lean<CryptoTransactionDoc>();
+    const credit = held?.unallocated_amount ?? available;
+    if (compareAmounts(amount, credit) > 0) {
+      await AllocationSlot.deleteOne({ _id: txSlot });
+      throw ApiError.conflict('allocation_conflict', 'The transaction changed while allocating; retry', 'id');
+    }
     reserved = await CryptoTransaction.findOneAndUpdate(
       { _id: tx._id },
-      { $set: { unallocated_amount: subtractAmounts(available, amount) }, $push: { allocations: entry } },
+      { $set: { unallocated_amount: subtractAmounts(credit, amount) }, $push: { allocations: entry } },
       { returnDocument: 'after' },
     ).lean<CryptoTransactionDoc>();
     if (!reserved) {

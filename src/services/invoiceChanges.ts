@@ -10,16 +10,18 @@
  * payment). Allocations take that slot too, so the slot makes the invoice's writers go one at a
  * time; the holder reads the invoice again under it and writes from that read.
  */
-import { AllocationSlot } from '../models/cryptoTransaction';
+import { AllocationSlot, CryptoTransaction, CryptoTransactionDoc } from '../models/cryptoTransaction';
 import { isDuplicateKey } from '../models/errors';
 import { Invoice, InvoiceDoc, InvoiceStatus, OPEN_INVOICE_STATUSES } from '../models/invoice';
 import { Scope, scopeFilter, scopeOfDoc } from '../models/scope';
 import { ApiError } from '../lib/errors';
 import { randomHex } from '../lib/ids';
-import { afterLinesRemoved } from '../billing/lineRemoval';
+import { afterLinesRemoved, creditReleased, ReleasableEntry, releaseSurplus } from '../billing/lineRemoval';
+import { compareAmounts, subtractAmounts, sumAmounts } from '../billing/money';
 import { invoiceEventPayload, presentInvoice } from '../presenters/invoice';
+import { presentCryptoTransaction } from '../presenters/cryptoTransaction';
 import { checkDueDate, cryptoAllocationsOf, findInvoice } from './invoices';
-import { settleStaleInvoiceSlot } from './allocation';
+import { settleStaleInvoiceSlot, takeTransactionSlot } from './allocation';
 import { HeldWrite, Holds, writeHeld } from './heldWrites';
 import { recordEvent } from './events';
 import { rollupsChanged } from './reportRollups';
@@ -125,7 +127,16 @@ export async function removeLineItemsOfPrices(deps: Dependencies, scope: Scope, 
       const kept = current.line_items.filter((l) => !priceIds.includes(l.price_id));
       if (kept.length === current.line_items.length) return null;
       const after = afterLinesRemoved({ status: current.status, amount_paid: current.amount_paid ?? '0.00' }, kept.map((l) => l.amount), deps.config.slippageTolerance);
-      return { line_items: kept, total_amount: after.total_amount, ...(after.status !== current.status ? { status: after.status } : {}) };
+      const set: Record<string, unknown> = { line_items: kept, total_amount: after.total_amount, ...(after.status !== current.status ? { status: after.status } : {}) };
+      if (after.status === 'paid' && compareAmounts(after.surplus, '0.00') > 0) {
+        // Paid beyond the new total: given back from the newest crypto allocations in this same
+        // write, and to their transactions' credit after it (releaseInvoiceCredit, the intent).
+        const { entries, released } = releaseSurplus(cryptoAllocationsOf(current), after.surplus);
+        if (compareAmounts(released, '0.00') > 0) {
+          Object.assign(set, { amount_paid: subtractAmounts(current.amount_paid ?? '0.00', released), crypto_allocations: entries, credit_release_due: true });
+        }
+      }
+      return set;
     });
     if (held.result === 'busy') throw ApiError.conflict('invoice_changed', 'An invoice with this price changed while its line items were removed; retry', 'id');
     if (held.result === 'written' && held.after.status === 'paid' && held.before.status !== 'paid') {
@@ -133,6 +144,93 @@ export async function removeLineItemsOfPrices(deps: Dependencies, scope: Scope, 
       await recordEvent(scope, 'invoice.paid', invoiceEventPayload(held.after), { idempotencyKey: `invoice.paid:${inv._id}:line_items_removed` });
       await deps.workflows.invoiceDue.close(inv._id);
     }
+    if (held.result === 'written' && held.after.credit_release_due) {
+      // At once, as a rule (a transaction held by a manual allocation for milliseconds is waited
+      // for briefly); a failure, or a transaction still being allocated, is left to the sweeper.
+      for (let wait = 25; wait <= 200; wait *= 2) {
+        const outcome = await releaseInvoiceCredit(deps, inv._id).catch((err) => deps.logger.warn({ err, invoice_id: inv._id }, 'credit release failed; left to the sweeper'));
+        if (outcome !== 'waiting') break;
+        await new Promise((resolve) => setTimeout(resolve, wait));
+      }
+    }
   }
   if (invoices.length > 0) await rollupsChanged(deps, scope, 'collections', 'receivables');
+}
+
+// ---- credit released by an invoice ----------------------------------------------------------
+//
+// An invoice whose line items went below what crypto paid gives the surplus back from its newest
+// allocations in the same held write that removes the lines (each entry's `amount_applied` down,
+// `released_amount` up, `amount_paid` down to the total) and is written `credit_release_due: true`.
+// Then each transaction named by a released entry takes, under its own next slot (as manual
+// allocations do), the invoice's `amount_applied` for that entry and the credit it lost
+// (`unallocated_amount`), in one write: copying state, so a replay finds nothing to do. Last, the
+// intent is cleared under the invoice's hold if no release landed meanwhile. A transaction still
+// being allocated is waited for (its finish lists the invoice's entries as they are then).
+
+export type CreditReleaseOutcome = 'released' | 'nothing_due' | 'waiting';
+
+const releasedEntries = (invoice: InvoiceDoc): ReleasableEntry[] => cryptoAllocationsOf(invoice).filter((e) => compareAmounts((e as ReleasableEntry).released_amount ?? '0.00', '0.00') > 0);
+const releaseKey = (entries: ReleasableEntry[]) => entries.map((e) => `${e.id}=${e.amount_applied}`).join(',');
+
+/** One transaction's share of an invoice's release; 'waiting' while it cannot be written now (retried). */
+async function creditTransaction(deps: Dependencies, invoiceId: string, txId: string, entries: ReleasableEntry[]): Promise<'done' | 'waiting'> {
+  let tx = await CryptoTransaction.findById(txId).lean<CryptoTransactionDoc>();
+  if (!tx) return 'done';
+  // Its allocation's finish (or a manual allocation's reservation) writes the whole list: not raced.
+  if (!tx.allocated_at || tx.allocation_due || !entries.every((e) => (tx!.allocations ?? []).some((a) => a._id === e.id))) return 'waiting';
+  if (creditReleased(tx.allocations, tx.unallocated_amount ?? '0.00', entries).credited !== '0.00') {
+    const slot = await takeTransactionSlot(tx, { allocation_id: `release:${invoiceId}`, transaction_id: txId, invoice_id: invoiceId, amount_applied: '0.00', pays_in_full: false, created_at: new Date() });
+    if (!slot) return 'waiting';
+    try {
+      // Under the slot, read again and write from that read (a filter is no guard on FerretDB v1).
+      const held = await CryptoTransaction.findById(txId).lean<CryptoTransactionDoc>();
+      if (!held) return 'done';
+      const next = creditReleased(held.allocations, held.unallocated_amount ?? '0.00', entries);
+      tx = held;
+      if (next.credited !== '0.00') {
+        tx = (await CryptoTransaction.findOneAndUpdate({ _id: txId }, { $set: { allocations: next.allocations, unallocated_amount: next.unallocated_amount } }, { returnDocument: 'after' }).lean<CryptoTransactionDoc>()) ?? held;
+        await rollupsChanged(deps, scopeOfDoc(tx), 'collections');
+      }
+    } finally {
+      await AllocationSlot.deleteOne({ _id: slot });
+    }
+  }
+  // Its allocations and credit changed: announced like a manual allocation's change (keyed by
+  // what was released, so a replay records nothing and a later release is announced again).
+  const released = sumAmounts(entries.map((e) => e.released_amount ?? '0.00'));
+  await recordEvent(scopeOfDoc(tx), 'crypto_transaction.allocated', presentCryptoTransaction(tx), { idempotencyKey: `crypto_transaction.allocated:${txId}:released:${invoiceId}:${released}` });
+  return 'done';
+}
+
+/**
+ * Carries what an invoice released (see above) to its transactions' credit. Idempotent: 'nothing_due'
+ * once done; 'waiting' when a transaction is still being allocated or held (the sweeper retries).
+ */
+export async function releaseInvoiceCredit(deps: Dependencies, invoiceId: string): Promise<CreditReleaseOutcome> {
+  const invoice = await Invoice.findById(invoiceId).lean<InvoiceDoc>();
+  if (!invoice?.credit_release_due) return 'nothing_due';
+  const entries = releasedEntries(invoice);
+  for (const txId of new Set(entries.map((e) => e.transaction_id))) {
+    if ((await creditTransaction(deps, invoiceId, txId, entries.filter((e) => e.transaction_id === txId))) === 'waiting') return 'waiting';
+  }
+  // Cleared only if no other release landed since the read above (it is then carried on the next call).
+  let moved = false;
+  const cleared = await writeInvoiceHeld(deps, invoiceId, (current) => {
+    moved = releaseKey(releasedEntries(current)) !== releaseKey(entries);
+    return current.credit_release_due && !moved ? { credit_release_due: false } : null;
+  });
+  return cleared.result === 'busy' || moved ? 'waiting' : 'released';
+}
+
+/** The sweeper's pass: invoices whose release is still due `minAgeMs` after their last write; the number released. */
+export async function sweepCreditReleases(deps: Dependencies, opts: { minAgeMs: number; batch: number }): Promise<number> {
+  // `credit_release_due: true`: an equality FerretDB pushes down (to its index); the age is compared after.
+  const due = (await Invoice.collection.find({ credit_release_due: true } as never, { projection: { _id: 1, updated_at: 1 } }).limit(opts.batch).toArray()) as unknown as { _id: string; updated_at: Date }[];
+  let released = 0;
+  for (const inv of due) {
+    if (Date.now() - new Date(inv.updated_at).getTime() < opts.minAgeMs) continue;
+    if ((await releaseInvoiceCredit(deps, inv._id)) === 'released') released += 1;
+  }
+  return released;
 }
