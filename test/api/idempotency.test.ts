@@ -13,6 +13,7 @@ import pino from 'pino';
 import { completeKey, reserveKey, Reservation } from '../../src/services/idempotency';
 import { IdempotencyKey } from '../../src/models/idempotencyKey';
 import { ETH_EIP55_2, customerWithWallet, invoiceOf, txHash } from '../crypto/helpers';
+import { waitFor } from '../support/wait';
 
 useTestDatabase();
 let api: TestApi;
@@ -101,8 +102,11 @@ describe('idempotency keys', () => {
       const started = (await IdempotencyKey.findById(running.id).lean<{ heartbeat_at: Date }>())!.heartbeat_at;
       // Reserved long ago, but its heartbeat is fresh: still in flight, not taken over.
       await IdempotencyKey.collection.updateOne({ _id: running.id } as never, { $set: { created_at: new Date(Date.now() - 5 * 60_000) } });
-      await new Promise((r) => setTimeout(r, 300));
-      const beat = (await IdempotencyKey.findById(running.id).lean<{ heartbeat_at: Date }>())!.heartbeat_at;
+      // Waits for a beat to land (not a fixed 300 ms: on a loaded machine the 50 ms timer can slip).
+      const beat = await waitFor(async () => {
+        const at = (await IdempotencyKey.findById(running.id).lean<{ heartbeat_at: Date }>())!.heartbeat_at;
+        return at.getTime() > started.getTime() && at;
+      }, 'a heartbeat');
       expect(beat.getTime()).toBeGreaterThan(started.getTime());
       expect((await reserveKey(scope, key, 'POST', '/v1/things', {}).catch((e) => e)).code).toBe('idempotency_conflict');
       await completeKey(running, 200, { done: true });

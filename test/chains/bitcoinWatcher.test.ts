@@ -10,7 +10,7 @@ import { newAccount, startTestApi, TestApi, Client } from '../support/api';
 import { testDependencies } from '../support/dependencies';
 import { createTestWorker, keepHistory, replay } from '../support/workflows';
 import { FakeEsplora } from '../support/esplora';
-import { waitFor, sleep } from '../support/wait';
+import { waitFor } from '../support/wait';
 import { customerWithWallet, invoiceOf } from '../crypto/helpers';
 import { loadConfig } from '../../src/config';
 import { ensureChainWatchers } from '../../src/services/chainWatcher';
@@ -72,6 +72,15 @@ async function scannedToTip(timeoutMs?: number) {
   );
 }
 
+/**
+ * The positive signal before asserting that nothing more was recorded: one more block, and the
+ * watcher's scan of it done (a scan settles every pending payment before the cursor moves).
+ */
+async function laterScanDone() {
+  fake.mine(1);
+  await scannedToTip();
+}
+
 const chainPayment = (txid: string, vout = 0) => ChainPaymentRecord.findById(`BTC:${txid}:${vout}`).lean();
 
 /** The crypto transaction `txid` recorded in `c`'s scope, once its allocation wrote its event (the allocation's last write). */
@@ -129,7 +138,7 @@ describe('BTC watcher', () => {
       // More blocks and scans record nothing twice.
       fake.mine(3);
       await scannedToTip();
-      await sleep(1500);
+      await laterScanDone();
       expect(await CryptoTransaction.countDocuments({ transaction_id: txid })).toBe(1);
       expect(await Event.countDocuments({ event: 'crypto_transaction.received', 'payload.id': tx.id })).toBe(1);
       expect(await Event.countDocuments({ event: 'crypto_transaction.allocated', 'payload.id': tx.id })).toBe(1);
@@ -191,7 +200,7 @@ describe('BTC watcher', () => {
       await waitFor(async () => (await chainPayment(gone))?.status === 'dropped', 'payment dropped');
       fake.mine(2);
       await scannedToTip();
-      await sleep(1500);
+      await laterScanDone();
       expect(await chainPayment(gone)).toMatchObject({ status: 'dropped' });
       expect(await CryptoTransaction.countDocuments({ transaction_id: gone })).toBe(0);
       expect((await c.get('/v1/crypto_transactions')).body.crypto_transactions).toEqual([]);
@@ -218,7 +227,7 @@ describe('BTC watcher', () => {
 
       fake.mine(2);
       await scannedToTip();
-      await sleep(1500);
+      await laterScanDone();
       expect(await CryptoTransaction.countDocuments({ transaction_id: back })).toBe(1);
       expect(await CryptoTransaction.countDocuments({ transaction_id: gone })).toBe(0);
       expect(await Event.countDocuments({ event: 'crypto_transaction.received', 'payload.id': tx.id })).toBe(1);
@@ -290,7 +299,7 @@ describe('BTC watcher', () => {
 
       fake.mine(2);
       await scannedToTip();
-      await sleep(1500);
+      await laterScanDone();
       expect(await CryptoTransaction.countDocuments({ transaction_id: txid })).toBe(3);
     });
   });
@@ -311,7 +320,7 @@ describe('BTC watcher', () => {
       await allocated(c, txid);
       await waitFor(async () => (await ChainPaymentRecord.countDocuments({ tx_hash: txid, status: 'recorded' })) === 2, 'both outputs recorded');
       await scannedToTip();
-      await sleep(1500);
+      await laterScanDone();
       const docs = await CryptoTransaction.find({ transaction_id: txid }).lean<CryptoTransactionDoc[]>();
       const sats = docs.reduce((sum, d) => sum + Math.round(Number(d.amount) * 1e8), 0);
       expect(sats).toBe(200_000);

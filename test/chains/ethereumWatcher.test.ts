@@ -9,7 +9,7 @@ import { newAccount, startTestApi, TestApi } from '../support/api';
 import { testDependencies } from '../support/dependencies';
 import { createTestWorker } from '../support/workflows';
 import { startDevChain, DevChain, newEthAddress } from '../support/devChain';
-import { waitFor, sleep } from '../support/wait';
+import { waitFor } from '../support/wait';
 import { customerWithWallet, invoiceOf } from '../crypto/helpers';
 import { loadConfig } from '../../src/config';
 import { ensureChainWatchers } from '../../src/services/chainWatcher';
@@ -96,7 +96,9 @@ describe('ETH watcher', () => {
       // More blocks and scans record nothing twice.
       await chain.mine(3);
       await scannedToTip();
-      await sleep(1500);
+      // The positive signal first: one more block, and the watcher's scan of it done.
+      await chain.mine(1);
+      await scannedToTip();
       expect(await CryptoTransaction.countDocuments({ transaction_id: sent.hash.toLowerCase() })).toBe(1);
       expect(await Event.countDocuments({ event: 'crypto_transaction.received', 'payload.id': list[0].id })).toBe(1);
     });

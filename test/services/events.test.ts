@@ -8,6 +8,7 @@ import { Event, EventDoc } from '../../src/models/event';
 import { EventDispatcher, onEventRecorded, recordEvent, RecordedEvent } from '../../src/services/events';
 import type { WebhookEndpointDoc } from '../../src/models/webhookEndpoint';
 import { newId, ID_PREFIX } from '../../src/lib/ids';
+import { waitFor } from '../support/wait';
 
 useTestDatabase();
 
@@ -25,7 +26,22 @@ function recordingDispatcher(recipientsOf: EventDispatcher['recipientsOf']) {
   return { dispatcher, handed };
 }
 
-const settle = () => new Promise((r) => setTimeout(r, 20));
+/**
+ * The positive signal before asserting that an event was handed to no one: a later event with a
+ * recipient is handed over (each event's hand-over is queued as it is recorded, so the earlier
+ * ones' have run by then). Its own hand-over to the dispatchers under test is filtered out.
+ */
+async function laterEventHandedOver(): Promise<string> {
+  const { dispatcher, handed } = recordingDispatcher(async (e) => (e.payload.id === 'cus_marker' ? [endpoint] : []));
+  const off = onEventRecorded(dispatcher);
+  try {
+    const marker = await recordEvent(scope(), 'customer.created', { id: 'cus_marker', object: 'customer' });
+    await waitFor(() => handed.some((h) => h.event.id === marker.id), 'the later event handed over');
+    return marker.id;
+  } finally {
+    off();
+  }
+}
 const stored = (id: string) => Event.findById(id).lean<EventDoc>();
 
 describe('recordEvent', () => {
@@ -54,11 +70,11 @@ describe('recordEvent', () => {
     const off = onEventRecorded(dispatcher);
     try {
       const ev = await recordEvent(scope(), 'customer.created', { id: 'cus_1', object: 'customer' });
-      await settle();
+      const marker = await laterEventHandedOver();
       const doc = await stored(ev.id);
       expect(doc?.dispatched).toBe(true);
       expect(doc?.dispatched_at).toBeInstanceOf(Date);
-      expect(handed).toHaveLength(0);
+      expect(handed.filter((h) => h.event.id !== marker)).toHaveLength(0);
     } finally {
       off();
     }
@@ -69,7 +85,7 @@ describe('recordEvent', () => {
     const off = onEventRecorded(dispatcher);
     try {
       const ev = await recordEvent(scope(), 'customer.created', { id: 'cus_2', object: 'customer' });
-      await settle();
+      await waitFor(() => handed.length > 0, 'the hand-over');
       expect((await stored(ev.id))?.dispatched).toBe(false);
       expect(handed).toEqual([{ event: expect.objectContaining({ id: ev.id }), recipients: [endpoint] }]);
     } finally {
@@ -84,7 +100,7 @@ describe('recordEvent', () => {
     const off = onEventRecorded(dispatcher);
     try {
       const ev = await recordEvent(scope(), 'customer.created', { id: 'cus_3', object: 'customer' });
-      await settle();
+      await waitFor(() => handed.length > 0, 'the hand-over');
       expect((await stored(ev.id))?.dispatched).toBe(false);
       expect(handed).toEqual([{ event: expect.objectContaining({ id: ev.id }), recipients: null }]);
     } finally {
@@ -104,9 +120,9 @@ describe('recordEvent', () => {
       const s = scope();
       const first = await recordEvent(s, 'customer.created', { id: 'cus_5', object: 'customer' }, { idempotencyKey: `k-${s.accountId}` });
       const second = await recordEvent(s, 'customer.created', { id: 'cus_5', object: 'customer' }, { idempotencyKey: `k-${s.accountId}` });
-      await settle();
+      const marker = await laterEventHandedOver();
       expect(second.id).toBe(first.id);
-      expect(handed).toHaveLength(1);
+      expect(handed.filter((h) => h.event.id !== marker)).toHaveLength(1);
       expect(await Event.countDocuments({ account_id: s.accountId })).toBe(1);
     } finally {
       off();

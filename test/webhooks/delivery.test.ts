@@ -229,9 +229,15 @@ describe('webhook delivery (time skipping)', () => {
     expect(d!.attempts).toHaveLength(1);
     expect(d!.attempts[0]).toMatchObject({ attempt: 1, error: 'connection_error', error_detail: 'ECONNREFUSED', status_code: null });
     expect((await a.api.get(`/v1/webhook_endpoints/${endpoint.id}`)).body).toMatchObject({ enabled: false, disabled_reason: 'connection_error' });
-    // A disabled endpoint gets no new deliveries.
+    // A disabled endpoint gets no new deliveries. An enabled endpoint of the same account gets
+    // the same event: once its delivery has run and the event is marked dispatched, the dispatch
+    // (which starts every recipient's workflow before marking) is over, and none was started here.
+    const { endpoint: enabled } = await endpointFor(a);
     const second = await createCustomer(a);
-    await sleep(500);
+    expect(await (await deliveryHandle(second, enabled.id)).result()).toBe('succeeded');
+    await waitFor(async () => (await Event.findById(second).lean())?.dispatched, 'the event marked dispatched');
+    const notStarted = await env.client.workflow.getHandle(workflowIds.webhookDelivery(second, endpoint.id)).describe().then(() => 'started', (err: Error) => err.name);
+    expect(notStarted).toBe('WorkflowNotFoundError');
     expect(await WebhookDelivery.findById(workflowIds.webhookDelivery(second, endpoint.id)).lean()).toBeNull();
   });
 
@@ -354,9 +360,15 @@ describe('webhook delivery (time skipping)', () => {
     );
     for (const e of events) expect(await (await deliveryHandle(e._id as string, endpoint.id)).result()).toBe('succeeded');
 
-    // A later sweep finds nothing left to start, and starting again is refused.
+    // Starting again is refused: a sweep of the same events, made undispatched again, starts no
+    // new run (each delivery's latest run is still the one that delivered it), so nothing is sent twice.
+    const latestRun = (e: { _id: unknown }) => env.client.workflow.getHandle(workflowIds.webhookDelivery(e._id as string, endpoint.id)).describe().then((d) => d.runId);
+    const runs = await Promise.all(events.map(latestRun));
+    await Event.updateMany({ _id: { $in: events.map((e) => e._id) } }, { $set: { dispatched: false, dispatched_at: null } });
+    // (This file's background sweeper may take some of them first: either way each is marked only after its starts.)
     await sweepUndispatchedEvents({ client: env.client, taskQueue: TASK_QUEUE }, { minAgeMs: 0, batch: 1000 });
-    await sleep(300);
+    await waitFor(async () => (await Event.countDocuments({ _id: { $in: events.map((e) => e._id) }, dispatched: false })) === 0, 'the events dispatched again');
+    expect(await Promise.all(events.map(latestRun))).toEqual(runs);
     const got = receiver.requestsTo(hookPath).map((r) => r.headers['x-service-event-id']);
     expect([...got].sort()).toEqual(events.map((e) => e._id).sort());
     expect(new Set(got).size).toBe(got.length);

@@ -13,7 +13,7 @@ import { newAccount, startTestApi, TestApi } from '../support/api';
 import { HttpsReceiver, makeTestCertificates, startHttpsReceiver } from '../support/httpsReceiver';
 import { OwnDevServer } from '../support/devServer';
 import { workflowsPath } from '../support/workflows';
-import { sleep, waitFor } from './helpers';
+import { waitFor } from './helpers';
 import { loadConfig } from '../../src/config';
 import { testDependencies } from '../support/dependencies';
 import { workflowIds } from '../../src/temporal/workflowIds';
@@ -46,6 +46,7 @@ async function stopWorker(): Promise<void> {
 }
 let receiver: HttpsReceiver;
 let api: TestApi;
+const warnings: { msg: string; eventId?: string }[] = [];
 
 beforeAll(async () => {
   server = await OwnDevServer.create('webhook-sweeper');
@@ -56,7 +57,8 @@ beforeAll(async () => {
   const certs = makeTestCertificates();
   receiver = await startHttpsReceiver(certs);
   const config = { ...loadConfig({ ...process.env, LOG_LEVEL: 'silent' }), webhookAllowPrivateNetworks: true };
-  const logger = pino({ level: 'silent' });
+  // Its warnings are this file's signals that dispatch tried and failed (Temporal down).
+  const logger = pino({ level: 'warn' }, { write: (line: string) => void warnings.push(JSON.parse(line)) });
   const deps = testDependencies({ config, logger, temporal: { client, taskQueue: TASK_QUEUE } });
   startWorker = async () => {
     nativeConnection = await NativeConnection.connect({ address: server.address });
@@ -99,8 +101,11 @@ describe('webhook dispatch when Temporal is down', () => {
       expect(c.status).toBe(201); // the API does not wait for Temporal
       ids.push((await Event.findOne({ event: 'customer.created', 'payload.id': c.body.id }).lean())!._id as string);
     }
-    // The listener's starts fail within their deadline; the events stay undispatched.
-    await sleep(6_000);
+    // The listener's starts fail within their deadline (it gives up on each event), then a
+    // sweeper pass fails too; the events stay undispatched.
+    await waitFor(() => ids.every((id) => warnings.some((w) => w.msg === 'webhook dispatch failed; the sweeper will retry' && w.eventId === id)), 'the listener to give up', 60_000);
+    const seen = warnings.length;
+    await waitFor(() => warnings.slice(seen).some((w) => w.msg === 'webhook sweeper pass failed; will retry'), 'a failed sweeper pass', 60_000);
     const pending = await Event.find({ _id: { $in: ids } }).lean();
     expect(pending.map((e) => e.dispatched_at)).toEqual([null, null, null]);
     expect(receiver.requestsTo('/sweep')).toHaveLength(1);
@@ -108,9 +113,14 @@ describe('webhook dispatch when Temporal is down', () => {
     await server.start();
     await startWorker();
     await waitFor(() => receiver.requestsTo('/sweep').length >= 4, 'the deliveries after Temporal came back', 90_000);
-    // A few more sweeper passes: nothing is delivered twice.
-    await sleep(3_000);
-    const got = receiver.requestsTo('/sweep').map((r) => r.headers['x-service-event-id'] as string);
+    // More sweeper passes: nothing is delivered twice. The signal that they ran: a later event
+    // left for the sweeper alone (written undispatched, older than its minimum age) is delivered.
+    await Event.collection.insertOne({
+      _id: 'evt_sweep_marker', account_id: a.account_id, sandbox: null, event: 'customer.created',
+      payload: { id: 'cus_sweep_marker', object: 'customer' }, timestamp: new Date(Date.now() - 2_000), dispatched: false, dispatched_at: null,
+    } as never);
+    await waitFor(() => receiver.requestsTo('/sweep').some((r) => r.headers['x-service-event-id'] === 'evt_sweep_marker'), 'the marker event delivered by a sweep', 60_000);
+    const got = receiver.requestsTo('/sweep').map((r) => r.headers['x-service-event-id'] as string).filter((id) => id !== 'evt_sweep_marker');
     expect(got).toHaveLength(4);
     expect(new Set(got).size).toBe(4);
     expect(got.slice(1).sort()).toEqual([...ids].sort());
