@@ -43,6 +43,8 @@ export interface RouteDeps extends Dependencies {
   payPageLimit: ReturnType<typeof rateLimit>;
   /** Sign-in throttling, shared by POST /v1/auth and the console's sign-in, and its refusals' count. */
   signIn: SignInGuard;
+  /** The console sessions' clock: when a session starts and whether it has expired. */
+  consoleClock: () => Date;
 }
 export type RouteModule = (router: Router<AppState>, deps: RouteDeps) => void;
 
@@ -55,6 +57,8 @@ export interface AppDeps extends Dependencies {
   metrics?: ApiMetrics;
   /** Where the rate limits count: this process's memory by default. */
   counters?: CounterStore;
+  /** The console sessions' clock (tests pass their own); the system clock by default. */
+  consoleClock?: () => Date;
 }
 
 const RESOURCES: RouteModule[] = [
@@ -102,6 +106,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     publicClaimLimit: rateLimit(counters('public-claims', config.publicRateLimitPerMinute), (ctx) => clientKey(ctx.ip), () => rejected('public_claims')),
     payPageLimit: rateLimit(counters('pay-page', config.publicRateLimitPerMinute), (ctx) => clientKey(ctx.ip), () => rejected('pay_page')),
     signIn,
+    consoleClock: deps.consoleClock ?? (() => new Date()),
   };
 
   const root = new Router<AppState>();

@@ -36,10 +36,10 @@ export async function consoleDeviceKey(configuredClaimKey: string | null): Promi
 }
 
 /** Signs in; answers the cookie secret of a new session (production scope first). */
-export async function signIn(input: SignInInput, ttlSeconds: number, at?: Date): Promise<string> {
+export async function signIn(input: SignInInput, ttlSeconds: number, clock: () => Date = () => new Date()): Promise<string> {
   const { userId, accountId } = await verifySignIn(input);
   // Counted from after the password check (which may wait for a slot), not from before it.
-  const now = at ?? new Date();
+  const now = clock();
   // Sessions never read again after they expire are swept here: sign-ins are rare, the collection small.
   await ConsoleSession.deleteMany({ expires_at: { $lt: now } });
   const secret = newSecret();

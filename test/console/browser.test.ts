@@ -185,7 +185,9 @@ describe('finance console in headless Chromium', () => {
   });
 
   it('ends the session at its expiry and asks to sign in again', async () => {
-    const short = await startTestApi({}, { CONSOLE_SESSION_TTL_SECONDS: '4' }); // room for a slow sign-in on a loaded machine
+    // The sessions' clock is the test's (it stands still until moved): no race with a slow sign-in.
+    let now = Date.now();
+    const short = await startTestApi({ consoleClock: () => new Date(now) }, { CONSOLE_SESSION_TTL_SECONDS: '4' });
     const context = await browser.newContext({ viewport: VIEWPORTS.phone });
     const page = await context.newPage();
     try {
@@ -195,7 +197,7 @@ describe('finance console in headless Chromium', () => {
       await page.fill('#password', a.password);
       await page.click('#sign-in');
       await page.waitForURL(`${short.url}/console`);
-      await new Promise((r) => setTimeout(r, 4500));
+      now += 4_000; // the configured lifetime
       await page.click('nav >> text=Receivables');
       await page.waitForURL(/\/console\/sign-in\?expired=1$/);
       expect(await page.locator('#notice').textContent()).toBe('Your session has ended. Please sign in again.');

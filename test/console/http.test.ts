@@ -191,7 +191,9 @@ describe('console sign-in and session', () => {
 
 describe('console session limits', () => {
   it('ends a session at its expiry and says so; Secure cookies when PUBLIC_URL is https', async () => {
-    const short = await startTestApi({}, { CONSOLE_SESSION_TTL_SECONDS: '1', PUBLIC_URL: 'https://billing.example.test' });
+    // The sessions' clock is the test's: it stands still until moved.
+    let now = Date.now();
+    const short = await startTestApi({ consoleClock: () => new Date(now) }, { CONSOLE_SESSION_TTL_SECONDS: '60', PUBLIC_URL: 'https://billing.example.test' });
     try {
       const a = await newAccount(short.url);
       const b = browser(short.url);
@@ -199,7 +201,9 @@ describe('console session limits', () => {
       expect(ok.status).toBe(303);
       expect(ok.setCookies.find((c) => c.startsWith('console_session='))).toMatch(/; HttpOnly; SameSite=Strict; Secure$/);
       expect((await b.go('GET', '/console')).status).toBe(200);
-      await new Promise((r) => setTimeout(r, 1300));
+      now += 60_000 - 1; // the last millisecond of the session
+      expect((await b.go('GET', '/console')).status).toBe(200);
+      now += 1; // its expiry
       const after = await b.go('GET', '/console');
       expect([after.status, after.location]).toEqual([303, '/console/sign-in?expired=1']);
       expect((await b.go('GET', '/console/sign-in?expired=1')).text).toContain('Your session has ended');

@@ -89,7 +89,7 @@ function html(ctx: Ctx, status: number, body: string) {
 }
 
 export function consolePages(router: Router<AppState>, deps: RouteDeps) {
-  const { config, signIn: signInGuard } = deps;
+  const { config, signIn: signInGuard, consoleClock } = deps;
   const secure = config.publicUrl.startsWith('https:');
   const ttl = config.consoleSessionTtlSeconds;
 
@@ -113,7 +113,7 @@ export function consolePages(router: Router<AppState>, deps: RouteDeps) {
   /** A signed-in session, or a redirect to the sign-in page (saying so when the session ended). */
   const signedIn = async (ctx: CCtx, next: Next) => {
     const cookie = ctx.cookies.get(SESSION_COOKIE);
-    const session = await resolveSession(cookie);
+    const session = await resolveSession(cookie, consoleClock());
     if (!session) {
       if (cookie) setCookie(ctx, SESSION_COOKIE, '', 0, secure);
       ctx.status = 303;
@@ -154,7 +154,7 @@ export function consolePages(router: Router<AppState>, deps: RouteDeps) {
   };
 
   router.get('/console/sign-in', shell, async (ctx: CCtx) => {
-    if (await resolveSession(ctx.cookies.get(SESSION_COOKIE))) return ctx.redirect('/console');
+    if (await resolveSession(ctx.cookies.get(SESSION_COOKIE), consoleClock())) return ctx.redirect('/console');
     signInForm(ctx, 200, ctx.query.expired ? { notice: 'Your session has ended. Please sign in again.' } : ctx.query.signed_out ? { notice: 'Signed out.' } : {});
   });
 
@@ -173,7 +173,7 @@ export function consolePages(router: Router<AppState>, deps: RouteDeps) {
     try {
       // 429 and 503 come back as AuthFlowErrors with Retry-After set, counted in /metrics like POST /v1/auth's.
       secret = await throttledSignIn(ctx, signInGuard, { ip: ctx.ip, email: key, device }, () =>
-        signIn({ email, password: form.get('password') ?? '', ...(otp ? { otp_attempt: otp } : {}) }, ttl),
+        signIn({ email, password: form.get('password') ?? '', ...(otp ? { otp_attempt: otp } : {}) }, ttl, consoleClock),
       );
     } catch (err) {
       if (!(err instanceof AuthFlowError)) throw err;
