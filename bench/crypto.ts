@@ -133,6 +133,8 @@ export async function runCryptoBench(apiUrl: string): Promise<string[]> {
       `${perSecond.toFixed(1)}/s (${done}/${TRANSACTIONS} allocated${TRANSACTIONS === 1000 && CUSTOMERS === 100 ? '' : `; shrunk scenario: ${CUSTOMERS} customers, ${TRANSACTIONS} transactions`})`,
       `>= ${TARGET_PER_SECOND}/s, all allocated`,
       perSecond >= TARGET_PER_SECOND && done >= TRANSACTIONS,
+      // Fewer transactions (or customers) than the issue's scenario: not the size the goal is for.
+      TRANSACTIONS >= 1000 && CUSTOMERS >= 100,
     ),
   ];
 }

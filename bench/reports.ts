@@ -24,7 +24,9 @@ import { rebuildRollup } from '../src/services/reportRollups';
 import { receivablesTotals } from '../src/services/reports';
 
 const SECTION = 'reports';
-const SUBSCRIPTIONS = Number(process.env.BENCH_REPORTS_SUBSCRIPTIONS ?? 1000);
+/** The size the target is defined for (issue 14). */
+const FULL_SUBSCRIPTIONS = 1000;
+const SUBSCRIPTIONS = Number(process.env.BENCH_REPORTS_SUBSCRIPTIONS ?? FULL_SUBSCRIPTIONS);
 const CUSTOMERS = Math.max(1, Math.round(SUBSCRIPTIONS / 10));
 const MONTHS = 12;
 const SAMPLES = { min: 10, max: 40, budgetMs: 30_000 };
@@ -162,7 +164,7 @@ export async function runReportsBench(apiUrl: string): Promise<string[]> {
   ];
   for (const [name, m] of measured) {
     const short = name.startsWith('console') ? 'overview' : name.split('/').pop()!;
-    lines.push(target(SECTION, short, `x${(m.p50 / list.p50).toFixed(1)}`, 'x5 of a list page', m.p50 <= 5 * list.p50));
+    lines.push(target(SECTION, short, `x${(m.p50 / list.p50).toFixed(1)}`, 'x5 of a list page', m.p50 <= 5 * list.p50, SUBSCRIPTIONS >= FULL_SUBSCRIPTIONS));
   }
   return lines;
 }

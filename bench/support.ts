@@ -22,10 +22,12 @@ export function row(m: Measured, baseline?: Measured): string {
 
 /**
  * The one summary line per target that every section ends with:
- * `target <section>/<name>: <value> (goal <goal>) met` (or `missed`).
+ * `target <section>/<name>: <value> (goal <goal>) met` (or `missed`). A goal is defined for the
+ * section's full size: measured at a reduced size (`fullSize` false) it is never `met`, whatever
+ * the value, but `missed (reduced size)`.
  */
-export function target(section: string, name: string, value: string, goal: string, met: boolean): string {
-  return `target ${section}/${name}: ${value} (goal ${goal}) ${met ? 'met' : 'missed'}`;
+export function target(section: string, name: string, value: string, goal: string, met: boolean, fullSize = true): string {
+  return `target ${section}/${name}: ${value} (goal ${goal}) ${!fullSize ? 'missed (reduced size)' : met ? 'met' : 'missed'}`;
 }
 
 /** The p-th percentile (nearest rank) of a list of numbers. */
