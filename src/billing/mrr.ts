@@ -34,21 +34,20 @@ export interface MrrSubscription {
   canceled_at: Date | null;
 }
 
-/** Months per interval step: the issue's normalisation (yearly / 12, weekly x 52 / 12, daily x 365 / 12). */
-const MONTHS_PER: Record<Interval, Decimal> = {
-  day: new Money(12).div(365),
-  week: new Money(12).div(52),
-  month: new Money(1),
-  year: new Money(12),
-};
+/**
+ * Steps per year, for the issue's normalisation (yearly / 12, weekly x 52 / 12, daily x 365 / 12):
+ * an item is worth price x quantity x steps / (12 x interval_count) a month. Integers only, so
+ * each item is one division (not a division by a rounded 12/52 or 12/365, which put an exact
+ * half cent, such as 29.97 every 2 weeks = 64.935, a hair below the half and rounded it down).
+ */
+const PER_YEAR: Record<Interval, number> = { day: 365, week: 52, month: 12, year: 1 };
 
 /** One item's worth per month, unrounded (one-time items are not recurring revenue). */
 function itemMonthly(item: MrrItem): Decimal {
   const interval = item.interval as Interval | null;
-  if (!item.recurring || !interval || !(interval in MONTHS_PER)) return new Money(0);
+  if (!item.recurring || !interval || !(interval in PER_YEAR)) return new Money(0);
   const price = new Money(item.overridden_price_amount ?? item.unit_amount);
-  const months = MONTHS_PER[interval].times(item.interval_count ?? 1);
-  return price.times(item.quantity).div(months);
+  return price.times(item.quantity).times(PER_YEAR[interval]).div(new Money(12).times(item.interval_count ?? 1));
 }
 
 /** The phase in force at instant `t` (start inclusive, end exclusive), if any. */
@@ -62,7 +61,9 @@ export function subscriptionMrrCents(sub: MrrSubscription, t: Date): number {
   const phase = phaseAt(sub, t);
   if (!phase) return 0;
   const total = phase.items.reduce((acc, i) => acc.plus(itemMonthly(i)), new Money(0));
-  return amountToCents(total);
+  // Items in thirds and sixths can add up to an exact half cent that the 40-digit sum misses by
+  // ~1e-38; no real sum of such fractions lies within 1e-20 of a half cent, so that much is noise.
+  return amountToCents(total.toDecimalPlaces(20));
 }
 
 /** `YYYY-MM`. */
