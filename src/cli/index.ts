@@ -36,10 +36,17 @@ function printHashAudit(a: TransactionHashAudit, applied: boolean) {
   console.log(`${a.duplicates.length} duplicated payments, ${a.invalid.length} invalid hashes, ${a.rewrite.length} transactions and ${a.claims.length} pending claims in another spelling; ${applied ? `${a.rewritten.length} rewritten` : 'nothing changed (--apply rewrites those without a twin)'}`);
 }
 
-async function main(argv: string[]) {
-  const [group, action, ...rest] = argv;
-  const { values } = parseArgs({
-    args: rest,
+/** What each command needs: checked, like the options, before the database is asked anything. */
+const REQUIRED: Record<string, readonly ('email' | 'password' | 'account' | 'token')[]> = {
+  'accounts create': ['email', 'password'],
+  'tokens create': ['account'],
+  'tokens revoke': ['token'],
+  'transactions canonical-hashes': [],
+};
+
+function parseOptions(args: string[]) {
+  return parseArgs({
+    args,
     options: {
       email: { type: 'string' },
       password: { type: 'string' },
@@ -53,8 +60,21 @@ async function main(argv: string[]) {
     },
     strict: true,
   });
+}
+
+async function main(argv: string[]) {
+  const [group, action, ...rest] = argv;
+  let values: ReturnType<typeof parseOptions>['values'];
+  try {
+    ({ values } = parseOptions(rest));
+  } catch (err) {
+    // An unknown option, or one without its value: a usage error (exit 2), like a missing one.
+    fail(`${(err as Error).message}\n${USAGE}`);
+  }
+  const required = Object.hasOwn(REQUIRED, `${group} ${action}`) ? REQUIRED[`${group} ${action}`] : null;
+  if (!required || required.some((name) => !values[name])) fail(USAGE);
   const config = loadConfig();
-  await connectDatabase(config.mongodbUri);
+  await connectDatabase(config.mongodbUri, { unavailableTimeoutMs: config.dbUnavailableTimeoutMs });
   try {
     if (group === 'accounts' && action === 'create') {
       if (!values.email || !values.password) fail(USAGE);
