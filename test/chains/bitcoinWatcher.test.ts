@@ -8,7 +8,7 @@ import { useTestDatabase } from '../support/db';
 import { timeSkippingEnvironment } from '../support/temporal';
 import { newAccount, startTestApi, TestApi, Client } from '../support/api';
 import { testDependencies } from '../support/dependencies';
-import { createTestWorker, keepHistory, replay } from '../support/workflows';
+import { createTestWorker, fixtureHistory, recordHistory, replay } from '../support/workflows';
 import { FakeEsplora } from '../support/esplora';
 import { waitFor } from '../support/wait';
 import { customerWithWallet, invoiceOf } from '../crypto/helpers';
@@ -147,7 +147,9 @@ describe('BTC watcher', () => {
       // The watcher's history (closed: terminated) replays against today's workflow code.
       const handle = watcher();
       await handle.terminate('history for the replay test');
-      await replay(keepHistory('chain-watcher-btc', await handle.fetchHistory()), 'replay-chain-watcher-btc');
+      await replay(recordHistory('chain-watcher-btc-current', await handle.fetchHistory()), 'replay-chain-watcher-btc');
+      // And so does the one kept (read-only) from earlier code.
+      await replay(fixtureHistory('chain-watcher-btc'), 'replay-chain-watcher-btc-kept');
     });
   });
 

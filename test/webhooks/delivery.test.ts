@@ -4,18 +4,15 @@
  * real workflows and activities, and a real HTTPS receiver (test CA) answers.
  */
 import https from 'node:https';
-import fs from 'node:fs';
-import path from 'node:path';
 import pino from 'pino';
 import { Worker } from '@temporalio/worker';
-import { temporal } from '@temporalio/proto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { tsToMs } from '@temporalio/common/lib/time';
 import { useTestDatabase } from '../support/db';
 import { newAccount, startTestApi, TestApi } from '../support/api';
 import { timeSkippingEnvironment } from '../support/temporal';
 import { closedPort, HttpsReceiver, makeTestCertificates, startHttpsReceiver, TestCertificates } from '../support/httpsReceiver';
-import { workflowsPath } from '../support/workflows';
+import { fixtureHistory, recordHistory, workflowsPath } from '../support/workflows';
 import { signatureValid, sleep, waitFor } from './helpers';
 import { loadConfig } from '../../src/config';
 import { testDependencies } from '../support/dependencies';
@@ -31,13 +28,13 @@ import { WebhookDelivery } from '../../src/models/webhookDelivery';
 
 useTestDatabase();
 const TASK_QUEUE = 'webhooks-delivery-test';
-const HISTORY_DIR = path.join(__dirname, '..', 'workflows', 'histories');
-/** Attempts as local activities by the run's input (the current code). */
-const HISTORY_FILE = path.join(HISTORY_DIR, 'webhookDelivery-local-attempts-by-input.json');
+// Kept histories (test/workflows/histories, read-only), replayed below.
+/** Attempts as local activities by the run's input (recorded by the code of that change). */
+const INPUT_HISTORY = 'webhookDelivery-local-attempts-by-input';
 /** Attempts as local activities by a patch marker (and its search-attribute upsert): runs started then must still replay. */
-const PATCHED_HISTORY_FILE = path.join(HISTORY_DIR, 'webhookDelivery-local-attempts.json');
+const PATCHED_HISTORY = 'webhookDelivery-local-attempts';
 /** Recorded before attempts became local activities: runs started then must still replay. */
-const ACTIVITY_HISTORY_FILE = path.join(HISTORY_DIR, 'webhookDelivery-10-failures.json');
+const ACTIVITY_HISTORY = 'webhookDelivery-10-failures';
 
 let env: TestWorkflowEnvironment;
 let worker: Worker;
@@ -76,7 +73,7 @@ afterAll(async () => {
   await api?.close();
 });
 
-let recordedJson: string | undefined;
+let recorded: Awaited<ReturnType<typeof recordHistory>> | undefined;
 let seq = 0;
 async function endpointFor(a: Awaited<ReturnType<typeof newAccount>>, subscriptions: string[] = ['customer.created'], base = receiver.url) {
   seq += 1;
@@ -141,10 +138,8 @@ describe('webhook delivery (time skipping)', () => {
     expect(history.events!.filter((e) => e.markerRecordedEventAttributes && e.markerRecordedEventAttributes.markerName !== 'core_local_activity')).toEqual([]);
     expect(history.events!.filter((e) => e.upsertWorkflowSearchAttributesEventAttributes)).toEqual([]);
     for (let i = 1; i < scheduled.length; i++) expect(scheduled[i] - scheduled[i - 1]).toBeGreaterThanOrEqual(timers[i - 1]);
-    // Kept in test/workflows/histories for the replay test below.
-    // (Written when missing or with UPDATE_HISTORIES=1; the committed file is what replays.)
-    recordedJson = JSON.stringify(history);
-    if (!fs.existsSync(HISTORY_FILE) || process.env.UPDATE_HISTORIES === '1') fs.writeFileSync(HISTORY_FILE, recordedJson);
+    // For the replay test below (written to a file of its own in test-artifacts/histories, never a kept one).
+    recorded = recordHistory('webhookDelivery-10-failures-current', history);
 
     // Every attempt is in the endpoint's log.
     const log = await a.api.get(`/v1/webhook_endpoints/${endpoint.id}/events`);
@@ -164,23 +159,23 @@ describe('webhook delivery (time skipping)', () => {
   });
 
   it('replays the recorded delivery history deterministically', async () => {
-    // fromObject reverses JSON.stringify of the proto message (historyFromJSON trips over Jest's module registry).
-    const json = fs.existsSync(HISTORY_FILE) ? fs.readFileSync(HISTORY_FILE, 'utf8') : recordedJson;
-    expect(json).toBeDefined();
-    const recorded = temporal.api.history.v1.History.fromObject(JSON.parse(json!));
-    expect(recorded.events!.length).toBeGreaterThan(20);
-    await Worker.runReplayHistory({ workflowsPath }, recorded, 'replayed-delivery');
+    expect(recorded).toBeDefined();
+    expect(recorded!.events!.length).toBeGreaterThan(20);
+    await Worker.runReplayHistory({ workflowsPath }, recorded!, 'replayed-delivery');
+    const kept = fixtureHistory(INPUT_HISTORY);
+    expect(kept.events!.length).toBeGreaterThan(20);
+    await Worker.runReplayHistory({ workflowsPath }, kept, 'replayed-input-delivery');
   });
 
   it('still replays a delivery whose run chose local attempts by a patch marker', async () => {
-    const recorded = temporal.api.history.v1.History.fromObject(JSON.parse(fs.readFileSync(PATCHED_HISTORY_FILE, 'utf8')));
+    const recorded = fixtureHistory(PATCHED_HISTORY);
     expect(recorded.events!.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch')).toHaveLength(1);
     expect(recorded.events!.filter((e) => e.upsertWorkflowSearchAttributesEventAttributes)).toHaveLength(1);
     await Worker.runReplayHistory({ workflowsPath }, recorded, 'replayed-patched-delivery');
   });
 
   it('still replays a delivery recorded when attempts were regular activities', async () => {
-    const recorded = temporal.api.history.v1.History.fromObject(JSON.parse(fs.readFileSync(ACTIVITY_HISTORY_FILE, 'utf8')));
+    const recorded = fixtureHistory(ACTIVITY_HISTORY);
     expect(recorded.events!.filter((e) => e.activityTaskScheduledEventAttributes)).toHaveLength(11);
     await Worker.runReplayHistory({ workflowsPath }, recorded, 'replayed-activity-delivery');
   });

@@ -1,7 +1,7 @@
 import { useTestDatabase } from '../support/db';
 import { useTimeSkippingApi } from '../support/temporal';
 import { newAccount } from '../support/api';
-import { createTestWorker, keepHistory, replay } from '../support/workflows';
+import { createTestWorker, fixtureHistory, recordHistory, replay } from '../support/workflows';
 import { dayAfter } from '../../src/billing/dueDate';
 import { workflowIds } from '../../src/temporal/workflowIds';
 import { Event } from '../../src/models/event';
@@ -34,7 +34,8 @@ describe('invoice due-date workflow', () => {
       const events = await Event.find({ event: 'invoice.overdue', 'payload.id': invoice.id }).lean();
       expect(events).toHaveLength(1);
       expect(events[0].payload).toMatchObject({ status: 'overdue', object: 'invoice' });
-      await replay(keepHistory('invoiceDue-overdue', await handle.fetchHistory()), 'replay-invoice-due');
+      await replay(recordHistory('invoiceDue-overdue-current', await handle.fetchHistory()), 'replay-invoice-due');
+      await replay(fixtureHistory('invoiceDue-overdue'), 'replay-invoice-due-kept');
     });
   });
 

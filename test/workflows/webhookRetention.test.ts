@@ -1,7 +1,7 @@
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { useTestDatabase } from '../support/db';
 import { timeSkippingEnvironment } from '../support/temporal';
-import { createTestWorker, keepHistory, replay } from '../support/workflows';
+import { createTestWorker, fixtureHistory, recordHistory, replay } from '../support/workflows';
 import { Event } from '../../src/models/event';
 
 useTestDatabase();
@@ -27,6 +27,7 @@ it('the retention workflow purges events past retention, keeps recent ones, and 
     expect(result.events).toBeGreaterThanOrEqual(1);
     expect(await Event.exists({ _id: 'evt_retention_old' })).toBeNull();
     expect(await Event.exists({ _id: 'evt_retention_new' })).not.toBeNull();
-    await replay(keepHistory('webhookRetention-purges', await handle.fetchHistory()), 'replay-retention');
+    await replay(recordHistory('webhookRetention-purges-current', await handle.fetchHistory()), 'replay-retention');
+    await replay(fixtureHistory('webhookRetention-purges'), 'replay-retention-kept');
   });
 });
