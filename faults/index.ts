@@ -3,13 +3,13 @@
  * script (scripts/faults.sh) starts PostgreSQL; this process runs FerretDB and the Temporal dev
  * server itself (scenarios stop and kill them), and every scenario runs its own API and worker
  * as `npm start` does. Prints one `fault <name>: ...` line per scenario; exits 1 when anything
- * was lost or doubled, or a scenario failed.
+ * was lost or doubled, a fault hit no work in progress, or a scenario failed.
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { ManagedProcess, ROOT } from './stack';
 import type { ScenarioContext, ScenarioResult } from './scenario';
-import { summaryLine } from './scenario';
+import { failures, summaryLine } from './scenario';
 import { renewalsUnderWorkerKill } from './scenarios/renewals';
 import { webhooksUnderWorkerKill } from './scenarios/webhooks';
 import { allocationsUnderKills } from './scenarios/allocations';
@@ -65,7 +65,12 @@ async function main() {
         const line = summaryLine(r);
         lines.push(line, ...r.details.map((d) => `  ${d}`));
         console.log([line, ...r.details.map((d) => `  ${d}`)].join('\n'));
-        if (r.lost || r.doubled) failed += 1;
+        if (failures(r).length) failed += 1;
+        // Its own fault line, so that the closing list shows it too.
+        if (r.inProgressAtFault === 0) {
+          lines.push(`fault ${name}: FAILED (the fault hit no work in progress)`);
+          console.log(lines[lines.length - 1]);
+        }
       } catch (err) {
         failed += 1;
         const line = `fault ${name}: FAILED (${(err as Error).message.split('\n')[0]})`;

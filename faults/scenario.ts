@@ -26,6 +26,23 @@ export interface ScenarioResult {
   recoveredSeconds: number;
   /** What was found, one line each (printed under the summary line). */
   details: string[];
+  /**
+   * How much work the fault caught in progress, for the scenarios that must prove they hit some
+   * (renewals: invoices not yet made at the kill; drain: requests in flight at SIGTERM;
+   * allocations: transactions not yet allocated when the worker died; database-kill: requests
+   * sent while FerretDB was down). 0 fails the scenario: a fault that hit nothing in progress
+   * proved nothing.
+   */
+  inProgressAtFault?: number;
+}
+
+/** Why a scenario's result fails it (empty: it passed). */
+export function failures(r: ScenarioResult): string[] {
+  const out: string[] = [];
+  if (r.lost) out.push(`${r.lost} lost`);
+  if (r.doubled) out.push(`${r.doubled} doubled`);
+  if (r.inProgressAtFault === 0) out.push('the fault hit no work in progress');
+  return out;
 }
 
 /** `fault <name>: <n> operations, <lost> lost, <doubled> doubled, recovered in <s> s` */

@@ -46,7 +46,11 @@ export async function servers(runDir: string) {
   });
   const { process: temporal, address: temporalAddress } = await temporalDevServer(runDir);
   await ferretdb.start();
-  await temporal.start();
+  // One that did not come up must not leave the other running past the caller (a test).
+  await temporal.start().catch(async (err) => {
+    await ferretdb.stop('SIGKILL');
+    throw err;
+  });
   return {
     ferretdb,
     temporal,

@@ -2,13 +2,16 @@
  * Scenario 3: `kill -9` the worker, then the API, during N manual transactions allocated across
  * C customers (each request retried with its Idempotency-Key until it lands). No transaction is
  * recorded or allocated twice, no invoice is paid beyond the slippage rule, and every
- * transaction is fully allocated or kept as credit.
+ * transaction is fully allocated or kept as credit. Each invoice's `amount_paid` is what its
+ * entries applied and its `status` what that amount makes it; each customer's credit (the API's
+ * collections report) is what it paid in less what its invoices took. The worker must die with
+ * allocations pending, or the scenario fails.
  */
 import { randomBytes } from 'node:crypto';
 import { bech32 } from '@scure/base';
 import Decimal from 'decimal.js';
 import { CryptoTransaction, CryptoTransactionDoc } from '../../src/models/cryptoTransaction';
-import { Invoice, InvoiceDoc } from '../../src/models/invoice';
+import { Invoice, InvoiceDoc, OPEN_INVOICE_STATUSES } from '../../src/models/invoice';
 import { cryptoAllocationsOf } from '../../src/services/invoices';
 import { ApiClient, pool } from '../client';
 import { ScenarioContext, ScenarioResult, seconds, startScenarioApp } from '../scenario';
@@ -47,6 +50,8 @@ export async function allocationsUnderKills(ctx: ScenarioContext, opts: { transa
     let workerFault: Promise<void> | null = null;
     let apiFault: Promise<void> | null = null;
     let lastRestart = Date.now();
+    let pendingAtKill = 0;
+    const pending = (before?: Date) => CryptoTransaction.countDocuments({ account_id: app.accountId, allocated_at: null, ...(before ? { created_at: { $lt: before } } : {}) });
     const statuses = new Map<number, number>();
     await pool(hashes, 10, async (hash, i) => {
       const c = customers[i % customers.length];
@@ -55,8 +60,13 @@ export async function allocationsUnderKills(ctx: ScenarioContext, opts: { transa
       done += 1;
       if (!workerFault && done >= opts.transactions / 3) {
         workerFault = (async () => {
+          // Killed once some allocation is seen pending; counted again after the kill (only the
+          // worker allocates) among the transactions written before it.
+          await waitUntil('an allocation pending', async () => (await pending()) > 0, 30_000, 20).catch(() => undefined);
+          const killedAt = new Date();
           await app.worker.kill9();
-          ctx.progress(`allocations: worker killed after ${done} transactions`);
+          pendingAtKill = await pending(killedAt);
+          ctx.progress(`allocations: worker killed after ${done} transactions, ${pendingAtKill} allocations pending`);
           await sleep(1_000);
           await app.worker.start();
           lastRestart = Math.max(lastRestart, Date.now());
@@ -113,16 +123,46 @@ export async function allocationsUnderKills(ctx: ScenarioContext, opts: { transa
         if (n > 1) doubled += n - 1;
       }
     }
-    // Every invoice: paid what its entries say, never beyond its total plus slippage, no entry twice.
+    // Every invoice: `amount_paid` is what its entries applied (below: money applied and not
+    // counted; above: counted with no entry behind it), its status what `amount_paid` makes it
+    // (paid from total less slippage on, the planner's rule), never beyond its total plus
+    // slippage (by its entries or by `amount_paid`), no entry twice.
+    const slippage = new Decimal(SLIPPAGE);
+    const takenBy = new Map<string, Decimal>();
     for (const inv of invoices) {
       const entries = cryptoAllocationsOf(inv);
-      const paid = entries.reduce((s, e) => s.plus(e.amount_applied), new Decimal(0));
-      if (!paid.eq(inv.amount_paid ?? '0')) problems.push(`${inv._id}: amount_paid ${inv.amount_paid} != entries ${paid}`);
-      if (paid.gt(new Decimal(inv.total_amount).times(new Decimal(1).plus(SLIPPAGE)))) {
+      const applied = entries.reduce((s, e) => s.plus(e.amount_applied), new Decimal(0));
+      const paid = new Decimal(inv.amount_paid ?? '0');
+      if (paid.lt(applied)) lost += 1;
+      if (paid.gt(applied)) doubled += 1;
+      if (!paid.eq(applied)) problems.push(`${inv._id}: amount_paid ${inv.amount_paid} != entries ${applied}`);
+      const total = new Decimal(inv.total_amount);
+      const status = paid.gte(total.times(new Decimal(1).minus(slippage))) ? 'paid' : 'pending';
+      // Open is pending or overdue (its due date passed).
+      if (status === 'paid' ? inv.status !== 'paid' : !OPEN_INVOICE_STATUSES.includes(inv.status)) {
+        lost += 1;
+        problems.push(`${inv._id}: status ${inv.status} with ${inv.amount_paid} paid of ${inv.total_amount} (should be ${status})`);
+      }
+      if (Decimal.max(paid, applied).gt(total.times(new Decimal(1).plus(slippage)))) {
         doubled += 1;
-        problems.push(`${inv._id}: overpaid ${paid} of ${inv.total_amount}`);
+        problems.push(`${inv._id}: overpaid ${paid} (entries ${applied}) of ${inv.total_amount}`);
       }
       doubled += entries.length - new Set(entries.map((e) => e.id)).size;
+      takenBy.set(inv.customer_id, (takenBy.get(inv.customer_id) ?? new Decimal(0)).plus(paid));
+    }
+    // Every customer: its credit as the API reports it (GET /v1/reports/collections) is what it
+    // paid in less what its invoices took; less is money gone, more is money made.
+    const paidIn = new Map<string, Decimal>();
+    for (const t of txs) if (t.customer_id) paidIn.set(t.customer_id, (paidIn.get(t.customer_id) ?? new Decimal(0)).plus(t.usd_value ?? '0'));
+    const report = await client.get('/v1/reports/collections');
+    if (report.status !== 200) throw new Error(`collections report: ${report.status} ${JSON.stringify(report.body)}`);
+    const credit = new Map<string, string>((report.body.unallocated_credit as { customer_id: string | null; amount: string }[]).map((c) => [c.customer_id ?? '', c.amount]));
+    for (const c of customers) {
+      const leftOver = (paidIn.get(c.id) ?? new Decimal(0)).minus(takenBy.get(c.id) ?? new Decimal(0));
+      const reported = new Decimal(credit.get(c.id) ?? '0');
+      if (reported.lt(leftOver)) lost += 1;
+      if (reported.gt(leftOver)) doubled += 1;
+      if (!reported.eq(leftOver)) problems.push(`customer ${c.id}: credit ${reported} reported, ${leftOver} left over (${paidIn.get(c.id)} paid in, ${takenBy.get(c.id)} taken by invoices)`);
     }
     return {
       name: 'worker-and-api-kill-during-allocations',
@@ -132,8 +172,10 @@ export async function allocationsUnderKills(ctx: ScenarioContext, opts: { transa
       recoveredSeconds: recovered,
       details: [
         `${txs.length} transactions stored for ${hashes.length} sent; answers ${[...statuses].map(([s, n]) => `${n}x${s}`).join(', ')}; ${invoices.filter((i) => i.status === 'paid').length}/${invoices.length} invoices paid`,
+        `${pendingAtKill} allocations pending when the worker was killed; credit reported for ${credit.size} customers`,
         ...problems.slice(0, 10),
       ],
+      inProgressAtFault: pendingAtKill,
     };
   } finally {
     await app.close();

@@ -100,6 +100,8 @@ export async function databaseKill(ctx: ScenarioContext, ferretdb: ManagedProces
         `${outageAnswers.length} requests sent during the outage: ${outageAnswers.filter((a) => a.status === 503).length} answered 503 service_unavailable, ${outageAnswers.filter((a) => a.status === 201).length} 201 once it was back; slowest ${slowest} ms${unclear.length ? `; others: ${unclear.map((a) => `${a.status} ${a.code ?? ''}`).slice(0, 5).join(', ')}` : ''}`,
         `${writes.filter((w) => w.first === 201).length} acknowledged at once, ${writes.filter((w) => w.first !== 201).length} retried with their key (${writes.filter((w) => w.first !== 201 && w.final === 201).length} then 201, ${writes.filter((w) => w.final === 422).length} found their write already stored: 422 ${[...new Set(writes.filter((w) => w.final === 422).map((w) => w.finalCode))].join(', ') || '-'}); ${stored.length} customers stored for ${writes.length} emails`,
       ],
+      // Requests sent while FerretDB was down: none would leave the outage's answers untested.
+      inProgressAtFault: outageAnswers.length,
     };
   } finally {
     if (!ferretdb.running) await ferretdb.start();

@@ -1,21 +1,32 @@
 /**
  * Scenario 4: the Temporal server is stopped while the API takes writes (customers, invoices,
- * subscriptions, transactions), then started again. Writes keep answering 2xx; after recovery
- * every event is delivered and every workflow that should exist exists (due dates,
- * subscriptions, allocations: every transaction allocated).
+ * subscriptions, transactions), then started again. Writes keep answering 2xx; after recovery,
+ * from the clients' side, every write answered 2xx has its event (delivered), its workflow (an
+ * invoice's due date, a subscription's, a transaction's allocation) and, for a transaction, its
+ * allocation; and every event of the account since the endpoint exists was delivered.
  */
 import { randomBytes } from 'node:crypto';
 import { bech32 } from '@scure/base';
 import { Client, Connection } from '@temporalio/client';
-import { CryptoTransaction } from '../../src/models/cryptoTransaction';
+import Decimal from 'decimal.js';
+import { CryptoTransaction, CryptoTransactionDoc } from '../../src/models/cryptoTransaction';
 import { Event } from '../../src/models/event';
-import { Invoice } from '../../src/models/invoice';
-import { Subscription } from '../../src/models/subscription';
+import { Invoice, InvoiceDoc } from '../../src/models/invoice';
+import { cryptoAllocationsOf } from '../../src/services/invoices';
 import { WebhookDelivery } from '../../src/models/webhookDelivery';
 import { workflowIds } from '../../src/temporal/workflowIds';
 import { ScenarioContext, ScenarioResult, seconds, startScenarioApp } from '../scenario';
 import { ManagedProcess, sleep, waitUntil } from '../stack';
 import { receiverCa, startReceiver } from '../receiver';
+
+/** The event each write answered 2xx must have (its `payload.id` is the write's id). */
+const EVENT_OF = {
+  customer: 'customer.created',
+  invoice: 'invoice.created',
+  subscription: 'subscription.created',
+  address: 'crypto_address.created',
+  transaction: 'crypto_transaction.received',
+} as const;
 
 export async function temporalOutage(ctx: ScenarioContext, temporal: ManagedProcess, opts: { writes: number; outageMs: number }): Promise<ScenarioResult> {
   const ca = receiverCa(ctx.runDir);
@@ -45,10 +56,16 @@ export async function temporalOutage(ctx: ScenarioContext, temporal: ManagedProc
       return { status: res.status, body: (await res.json().catch(() => null)) as any };
     };
     const statuses: number[] = [];
+    // Every write answered 2xx, with what it made: the clients' side of the checks below.
+    const acknowledged: { kind: keyof typeof EVENT_OF; id: string; customerId: string }[] = [];
+    const note = (kind: keyof typeof EVENT_OF, customerId: string, r: { status: number; body: any }) => {
+      statuses.push(r.status);
+      if (r.status >= 200 && r.status < 300 && typeof r.body?.id === 'string') acknowledged.push({ kind, id: r.body.id, customerId });
+    };
     const kinds = ['customer', 'invoice', 'subscription', 'transaction'] as const;
     for (let i = 0; statuses.length < opts.writes; i++) {
       const c = await raw('/v1/customers', { email: `outage${i}@faults.example.com` });
-      statuses.push(c.status);
+      note('customer', c.body?.id, c);
       if (c.status !== 201) continue;
       for (const kind of kinds.slice(1)) {
         if (statuses.length >= opts.writes) break;
@@ -59,10 +76,10 @@ export async function temporalOutage(ctx: ScenarioContext, temporal: ManagedProc
           const wallets = (await client.get(`/v1/wallets?page=1`)).body.wallets as any[];
           const wallet = wallets.find((w) => w.owner_id === c.body.id);
           const addr = await raw('/v1/crypto_addresses', { wallet_id: wallet.id, currency_code: 'BTC', address: bech32.encode('bc', [0, ...bech32.toWords(randomBytes(20))]) });
-          statuses.push(addr.status);
+          note('address', c.body.id, addr);
           r = await raw('/v1/crypto_transactions', { to_address_id: addr.body?.id, amount: '0.0002', currency_code: 'BTC', transaction_id: randomBytes(32).toString('hex') });
         }
-        statuses.push(r.status);
+        note(kind, c.body.id, r);
       }
     }
     const left = opts.outageMs - (Date.now() - stoppedAt);
@@ -81,18 +98,35 @@ export async function temporalOutage(ctx: ScenarioContext, temporal: ManagedProc
         return false;
       }
     };
+    // Events recorded twice for one write (doubled), as the last check found them.
+    let extraEvents = 0;
     const missing = async () => {
       const out: string[] = [];
-      const events = (await Event.find({ account_id: app.accountId }, { _id: 1, event: 1, timestamp: 1 }).lean<{ _id: string; event: string; timestamp: Date }[]>()).filter((e) => new Date(e.timestamp) >= since);
+      extraEvents = 0;
+      const events = (await Event.find({ account_id: app.accountId }, { _id: 1, event: 1, timestamp: 1, 'payload.id': 1 }).lean<{ _id: string; event: string; timestamp: Date; payload: { id?: string } }[]>()).filter((e) => new Date(e.timestamp) >= since);
       for (const e of events) if (!received.has(e._id)) out.push(`event ${e.event} ${e._id} not delivered`);
-      for (const inv of await Invoice.find({ account_id: app.accountId, status: { $in: ['pending', 'overdue'] } }, { _id: 1 }).lean<{ _id: string }[]>()) {
-        if (!(await exists(workflowIds.invoiceDue(inv._id)))) out.push(`no due-date workflow for ${inv._id}`);
+      const txs = new Map((await CryptoTransaction.find({ account_id: app.accountId }).lean<CryptoTransactionDoc[]>()).map((t) => [t._id, t]));
+      const invoices = new Map((await Invoice.find({ account_id: app.accountId }).lean<InvoiceDoc[]>()).map((i) => [i._id, i]));
+      for (const w of acknowledged) {
+        const own = events.filter((e) => e.event === EVENT_OF[w.kind] && e.payload?.id === w.id);
+        if (!own.length) out.push(`${w.kind} ${w.id}: no ${EVENT_OF[w.kind]} event`);
+        extraEvents += Math.max(0, own.length - 1);
+        const workflow = w.kind === 'invoice' ? workflowIds.invoiceDue(w.id) : w.kind === 'subscription' ? workflowIds.subscription(w.id) : w.kind === 'transaction' ? workflowIds.allocation(w.customerId) : null;
+        if (workflow && !(await exists(workflow))) out.push(`${w.kind} ${w.id}: no workflow ${workflow}`);
+        if (w.kind !== 'transaction') continue;
+        // Its allocation: finished, what it applied plus its credit is its value, each entry on its invoice.
+        const t = txs.get(w.id);
+        if (!t?.allocated_at || !t.usd_value) {
+          out.push(`transaction ${w.id} not allocated`);
+          continue;
+        }
+        const applied = (t.allocations ?? []).reduce((sum, a) => sum.plus(a.amount_applied), new Decimal(0));
+        if (!applied.plus(t.unallocated_amount ?? '0').eq(t.usd_value)) out.push(`transaction ${w.id}: ${applied} applied + ${t.unallocated_amount} credit != ${t.usd_value}`);
+        for (const a of t.allocations ?? []) {
+          const inv = invoices.get(a.invoice_id);
+          if (!inv || !cryptoAllocationsOf(inv).some((e) => e.id === a._id)) out.push(`transaction ${w.id}: allocation ${a._id} not on invoice ${a.invoice_id}`);
+        }
       }
-      for (const s of await Subscription.find({ account_id: app.accountId }, { _id: 1 }).lean<{ _id: string }[]>()) {
-        if (!(await exists(workflowIds.subscription(s._id)))) out.push(`no workflow for ${s._id}`);
-      }
-      const unallocated = await CryptoTransaction.countDocuments({ account_id: app.accountId, allocated_at: null });
-      if (unallocated) out.push(`${unallocated} transactions not allocated`);
       return out;
     };
     let lastMissing: string[] = [];
@@ -106,10 +140,11 @@ export async function temporalOutage(ctx: ScenarioContext, temporal: ManagedProc
       name: 'temporal-stopped-during-writes',
       operations: statuses.length,
       lost: failedWrites + lastMissing.length,
-      doubled: deliveries - pairs,
+      doubled: deliveries - pairs + extraEvents,
       recoveredSeconds: recovered,
       details: [
         `${statuses.length} writes in ${writesSeconds.toFixed(1)} s of outage: ${statuses.length - failedWrites} answered 2xx${failedWrites ? ` (others: ${statuses.filter((s) => s < 200 || s >= 300).join(', ')})` : ''}`,
+        `${acknowledged.length} writes answered 2xx (${Object.keys(EVENT_OF).map((k) => `${acknowledged.filter((w) => w.kind === k).length} ${k}`).join(', ')}), each checked for its event, workflow and allocation`,
         `${received.size} events delivered after recovery; ${lastMissing.length} things missing${lastMissing.length ? `: ${lastMissing.slice(0, 5).join('; ')}` : ''}`,
       ],
     };
