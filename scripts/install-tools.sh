@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the pinned Temporal CLI, FerretDB and Temporal test server into .tools/ (git-ignored).
+# Installs the pinned Temporal CLI, FerretDB, kubeconform and Temporal test server into .tools/
+# (git-ignored).
 # Idempotent: anything already present at the pinned version is skipped.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -47,10 +48,12 @@ what="${1:-all}"
 case "$what" in
   temporal) need_go_tool temporal github.com/temporalio/cli cmd/temporal "$TEMPORAL_CLI_VERSION" ;;
   ferretdb) need_go_tool ferretdb github.com/FerretDB/FerretDB cmd/ferretdb "$FERRETDB_VERSION" ;;
+  kubeconform) need_go_tool kubeconform github.com/yannh/kubeconform cmd/kubeconform "$KUBECONFORM_VERSION" ;;
   test-server) install_test_server ;;
   all)
     need_go_tool ferretdb github.com/FerretDB/FerretDB cmd/ferretdb "$FERRETDB_VERSION"
     need_go_tool temporal github.com/temporalio/cli cmd/temporal "$TEMPORAL_CLI_VERSION"
+    need_go_tool kubeconform github.com/yannh/kubeconform cmd/kubeconform "$KUBECONFORM_VERSION"
     install_test_server ;;
-  *) log "usage: install-tools.sh [all|temporal|ferretdb|test-server]"; exit 2 ;;
+  *) log "usage: install-tools.sh [all|temporal|ferretdb|kubeconform|test-server]"; exit 2 ;;
 esac
