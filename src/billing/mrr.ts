@@ -45,7 +45,7 @@ const PER_YEAR: Record<Interval, number> = { day: 365, week: 52, month: 12, year
 /** One item's worth per month, unrounded (one-time items are not recurring revenue). */
 function itemMonthly(item: MrrItem): Decimal {
   const interval = item.interval as Interval | null;
-  if (!item.recurring || !interval || !(interval in PER_YEAR)) return new Money(0);
+  if (!item.recurring || !interval || !Object.hasOwn(PER_YEAR, interval)) return new Money(0);
   const price = new Money(item.overridden_price_amount ?? item.unit_amount);
   return price.times(item.quantity).times(PER_YEAR[interval]).div(new Money(12).times(item.interval_count ?? 1));
 }

@@ -27,6 +27,8 @@ describe('MRR of one subscription', () => {
     expect(one(item('10.00', 'month', 1, 3))).toBe(3000);
     expect(one(item('10.00', 'month', 1, 2, '7.50'))).toBe(1500);
     expect(one(item('99.00', null))).toBe(0); // one-time items are not recurring revenue
+    // An interval that is not one of the four counts nothing, even one of an object's inherited names.
+    for (const odd of ['toString', 'constructor', 'fortnight']) expect(one(item('10.00', odd as never))).toBe(0);
   });
 
   it('counts the phase in force (start inclusive, end exclusive) and nothing once canceled', () => {
