@@ -33,7 +33,7 @@ async function main() {
   } catch (err) {
     logger.error({ err, port: config.workerMetricsPort }, 'worker metrics not served (WORKER_METRICS_PORT)');
   }
-  const polling = await workerConnection(temporal, config.temporal.address);
+  const polling = await workerConnection(temporal, config.temporal);
   const worker = await Worker.create({
     connection: polling.connection,
     namespace: config.temporal.namespace,

@@ -87,15 +87,17 @@ export async function runWebhookBench(opts: { temporalAddress: string; mongoUri:
   const config = { ...loadConfig({ ...process.env, LOG_LEVEL: 'warn' }), webhookAllowPrivateNetworks: true };
   const taskQueue = `webhooks-bench-${randomString(8)}`;
   // The client the worker process would have (it dispatches the events its activities record).
+  // TEMPORAL_TLS_* and TEMPORAL_API_KEY as the worker process reads them; the server is the bench's.
+  const server = { ...config.temporal, address: opts.temporalAddress };
   const handle = await connectTemporal({
-    address: opts.temporalAddress,
+    ...server,
     namespace: config.temporal.namespace,
     taskQueue,
     clientTransport: clientTransportOf(config.temporal.clientTransport, { role: 'worker', deno: false }),
   });
   const { connection, client } = handle;
   // As in worker.ts: the worker runs on the client's connection when it is native, and delivery starts are then eager.
-  const polling = await workerConnection(handle, opts.temporalAddress);
+  const polling = await workerConnection(handle, server);
   const deps = createDependencies({ config, logger, temporal: { client, taskQueue, eagerStart: polling.shared } });
   const worker = await Worker.create({
     connection: polling.connection,

@@ -8,6 +8,8 @@
 import { randomBytes } from 'node:crypto';
 import { bech32 } from '@scure/base';
 import { Client, Connection } from '@temporalio/client';
+import { loadTemporalConfig } from '../../src/config';
+import { connectionOptions } from '../../src/temporal/client';
 import Decimal from 'decimal.js';
 import { CryptoTransaction, CryptoTransactionDoc } from '../../src/models/cryptoTransaction';
 import { Event } from '../../src/models/event';
@@ -88,8 +90,10 @@ export async function temporalOutage(ctx: ScenarioContext, temporal: ManagedProc
     await temporal.start();
     const backAt = Date.now();
 
-    const connection = await Connection.connect({ address: ctx.temporalAddress });
-    const temporalClient = new Client({ connection });
+    // TLS and API key as the scenario's API and worker read them (they inherit this environment).
+    const temporalConfig = loadTemporalConfig(process.env);
+    const connection = await Connection.connect(connectionOptions({ ...temporalConfig, address: ctx.temporalAddress }));
+    const temporalClient = new Client({ connection, namespace: temporalConfig.namespace });
     const exists = async (id: string) => {
       try {
         await temporalClient.workflow.getHandle(id).describe();

@@ -34,6 +34,7 @@ import { docsPages } from './docs/routes';
 import { consolePages } from './console/routes';
 import { metricsRoutes } from './metrics/routes';
 import { httpMetrics } from './middleware/metrics';
+import { closeAfterUnreadBody } from './middleware/unreadBody';
 import { ApiMetrics, createApiMetrics, Limiter } from '../metrics/api';
 
 /** What route modules are built with: the process's dependencies, and the limiters shared by the /v1 and /api/v1 mounts. */
@@ -81,6 +82,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   });
 
   const metrics = deps.metrics ?? createApiMetrics();
+  app.use(closeAfterUnreadBody());
   // Outermost, so it sees the status the error middleware rendered.
   app.use(httpMetrics(metrics));
   app.use(errorMiddleware(logger, config.publicUrl));

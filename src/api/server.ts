@@ -4,6 +4,7 @@ import { pingTemporal } from '../temporal/client';
 import { createApp } from './app';
 import { bootProcess } from '../startup/process';
 import { configWarnings } from '../config';
+import { httpServer } from './httpServer';
 
 /** How long no request must be in flight before the listener closes. */
 const QUIET_MS = 300;
@@ -18,7 +19,7 @@ async function main() {
       { name: 'temporal', check: () => pingTemporal(temporal) },
     ],
   });
-  const server = app.listen(config.port, config.host, () => {
+  const server = httpServer(app, config).listen(config.port, config.host, () => {
     logger.info({ url: `http://${config.host}:${config.port}` }, 'api listening');
   });
   // Graceful drain: requests keep being served (responses carry `Connection: close`) until none

@@ -2,6 +2,7 @@
  * Every environment variable the service reads, in one place, with defaults and validation.
  * A bad value stops start-up with a message naming the variable.
  */
+import { readFileSync } from 'node:fs';
 import { isLoopbackHost, parseProxyList } from '../lib/network';
 
 export class ConfigError extends Error {}
@@ -15,6 +16,8 @@ export const CONFIG_VARIABLES = [
   'TRUST_PROXY', 'ALLOW_UNSAFE_LOCAL_SETTINGS', 'PUBLIC_RATE_LIMIT_PER_MINUTE', 'DRAIN_TIMEOUT_MS',
   'WORKER_METRICS_PORT', 'TEMPORAL_METRICS_PORT', 'WORKER_MAX_CACHED_WORKFLOWS',
   'DB_UNAVAILABLE_TIMEOUT_MS', 'TEMPORAL_CLIENT_TRANSPORT', 'WEBHOOK_ALLOWED_PORTS', 'METRICS_TOKEN',
+  'TEMPORAL_TLS', 'TEMPORAL_TLS_CERT', 'TEMPORAL_TLS_KEY', 'TEMPORAL_TLS_CA', 'TEMPORAL_TLS_SERVER_NAME', 'TEMPORAL_API_KEY',
+  'HTTP_KEEP_ALIVE_TIMEOUT_MS', 'HTTP_HEADERS_TIMEOUT_MS',
 ] as const;
 
 type Env = Record<string, string | undefined>;
@@ -110,6 +113,81 @@ function url(env: Env, name: string, def: string): string {
   return v.replace(/\/+$/, '');
 }
 
+/** A PEM file named by `name` (empty: none), read once, here: unreadable or not PEM is a configuration error. */
+function pemFile(env: Env, name: string, kind: 'CERTIFICATE' | 'PRIVATE KEY'): Uint8Array | null {
+  const path = str(env, name, '');
+  if (path === '') return null;
+  let pem: Buffer;
+  try {
+    pem = readFileSync(path);
+  } catch (err) {
+    throw new ConfigError(`${name}: cannot read "${path}" (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+  }
+  // "PRIVATE KEY" also matches PKCS#1 (RSA) and SEC1 (EC) keys, which both transports take.
+  if (!new RegExp(`-----BEGIN [A-Z ]*${kind}-----`).test(pem.toString('latin1'))) {
+    throw new ConfigError(`${name}: "${path}" is not a PEM ${kind === 'CERTIFICATE' ? 'certificate' : 'private key'}`);
+  }
+  return new Uint8Array(pem);
+}
+
+/** What the Temporal SDK's `tls` option takes (both transports). */
+export interface TemporalTls {
+  serverNameOverride?: string;
+  serverRootCACertificate?: Uint8Array;
+  clientCertPair?: { crt: Uint8Array; key: Uint8Array };
+}
+
+/**
+ * TLS toward Temporal, null: plaintext (the dev server). On when TEMPORAL_TLS=true (system roots),
+ * or when any of the other settings is set: a client certificate and key (mTLS), a CA for the
+ * server, a server name, an API key (Temporal Cloud: never sent in the clear).
+ */
+function temporalTls(env: Env, apiKey: string | null): TemporalTls | null {
+  const crt = pemFile(env, 'TEMPORAL_TLS_CERT', 'CERTIFICATE');
+  const key = pemFile(env, 'TEMPORAL_TLS_KEY', 'PRIVATE KEY');
+  if ((crt === null) !== (key === null)) throw new ConfigError('TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY go together: set both (mTLS) or neither');
+  const ca = pemFile(env, 'TEMPORAL_TLS_CA', 'CERTIFICATE');
+  const serverName = str(env, 'TEMPORAL_TLS_SERVER_NAME', '');
+  const tls: TemporalTls = {
+    ...(serverName !== '' ? { serverNameOverride: serverName } : {}),
+    ...(ca !== null ? { serverRootCACertificate: ca } : {}),
+    ...(crt !== null && key !== null ? { clientCertPair: { crt, key } } : {}),
+  };
+  const implied = Object.keys(tls).length > 0 || apiKey !== null;
+  const on = bool(env, 'TEMPORAL_TLS', implied);
+  if (!on && implied) {
+    throw new ConfigError('TEMPORAL_TLS=false contradicts TEMPORAL_TLS_CERT, TEMPORAL_TLS_KEY, TEMPORAL_TLS_CA, TEMPORAL_TLS_SERVER_NAME and TEMPORAL_API_KEY, which need TLS: unset them or TEMPORAL_TLS');
+  }
+  return on ? tls : null;
+}
+
+/**
+ * Where and how the API, the worker and the harnesses (bench, faults) reach Temporal; the TLS
+ * files are read here, once, at start-up.
+ */
+export function loadTemporalConfig(env: Env = process.env) {
+  const temporalApiKey = str(env, 'TEMPORAL_API_KEY', '') || null;
+  if (temporalApiKey !== null && !/^[\x21-\x7e]+$/.test(temporalApiKey)) throw new ConfigError('TEMPORAL_API_KEY must be printable ASCII without spaces');
+  return {
+    address: str(env, 'TEMPORAL_ADDRESS', '127.0.0.1:7233'),
+    namespace: str(env, 'TEMPORAL_NAMESPACE', 'default'),
+    taskQueue: str(env, 'TEMPORAL_TASK_QUEUE', 'payments'),
+    /**
+     * How the Temporal client (API and worker) reaches the server: `grpc-js` (the SDK's
+     * Connection, over node:http2) or `native` (the SDK's NativeConnection, the Rust core the
+     * worker polls with). `auto` (default): native in the worker, whose core is loaded anyway
+     * and which starts and signals workflows from its activities (cheaper per call than
+     * grpc-js), and on Deno, whose node:http2 dies on the server's periodic GOAWAY
+     * (docs/DECISIONS.md, "Deno"); grpc-js in a Node API process. See `clientTransportOf`.
+     */
+    clientTransport: oneOf(env, 'TEMPORAL_CLIENT_TRANSPORT', 'auto', ['auto', 'grpc-js', 'native'] as const),
+    /** The files' contents, read here at start-up (README, "Exposing Temporal"); null: plaintext. */
+    tls: temporalTls(env, temporalApiKey),
+    /** Temporal Cloud's API key, sent as `Authorization: Bearer` (over TLS only). */
+    apiKey: temporalApiKey,
+  };
+}
+
 /** Which process reads the settings: the worker's HOST says nothing about where it sends webhooks. */
 export type ProcessRole = 'api' | 'worker';
 
@@ -144,6 +222,11 @@ export function loadConfig(env: Env = process.env, role: ProcessRole = 'api') {
   if (!/^mongodb(\+srv)?:\/\//.test(mongodbUri)) {
     throw new ConfigError(`MONGODB_URI must start with mongodb:// or mongodb+srv://`);
   }
+  const httpKeepAliveTimeoutMs = int(env, 'HTTP_KEEP_ALIVE_TIMEOUT_MS', 65_000, 1_000, 290_000);
+  const httpHeadersTimeoutMs = int(env, 'HTTP_HEADERS_TIMEOUT_MS', 66_000, 1_000, 300_000);
+  if (httpHeadersTimeoutMs <= httpKeepAliveTimeoutMs) {
+    throw new ConfigError(`HTTP_HEADERS_TIMEOUT_MS (${httpHeadersTimeoutMs}) must exceed HTTP_KEEP_ALIVE_TIMEOUT_MS (${httpKeepAliveTimeoutMs})`);
+  }
   const config = {
     port,
     host: str(env, 'HOST', '127.0.0.1'),
@@ -161,20 +244,15 @@ export function loadConfig(env: Env = process.env, role: ProcessRole = 'api') {
      */
     dbUnavailableTimeoutMs: int(env, 'DB_UNAVAILABLE_TIMEOUT_MS', 5_000, 100, 120_000),
     publicUrl: url(env, 'PUBLIC_URL', `http://localhost:${port}`),
-    temporal: {
-      address: str(env, 'TEMPORAL_ADDRESS', '127.0.0.1:7233'),
-      namespace: str(env, 'TEMPORAL_NAMESPACE', 'default'),
-      taskQueue: str(env, 'TEMPORAL_TASK_QUEUE', 'payments'),
-      /**
-       * How the Temporal client (API and worker) reaches the server: `grpc-js` (the SDK's
-       * Connection, over node:http2) or `native` (the SDK's NativeConnection, the Rust core the
-       * worker polls with). `auto` (default): native in the worker, whose core is loaded anyway
-       * and which starts and signals workflows from its activities (cheaper per call than
-       * grpc-js), and on Deno, whose node:http2 dies on the server's periodic GOAWAY
-       * (docs/DECISIONS.md, "Deno"); grpc-js in a Node API process. See `clientTransportOf`.
-       */
-      clientTransport: oneOf(env, 'TEMPORAL_CLIENT_TRANSPORT', 'auto', ['auto', 'grpc-js', 'native'] as const),
-    },
+    temporal: loadTemporalConfig(env),
+    /**
+     * How long the API keeps an idle keep-alive connection open. Above a load balancer's idle
+     * timeout (60 s is usual), so that the balancer, not the API, closes idle connections: else it
+     * may reuse one just as the API closes it, and its client gets a 502.
+     */
+    httpKeepAliveTimeoutMs,
+    /** How long a client may take to send a request's headers; above the keep-alive timeout (Node's rule). */
+    httpHeadersTimeoutMs,
     /** Base URL of the Temporal Web UI: the finance console links each subscription's workflow there. */
     temporalUiUrl: url(env, 'TEMPORAL_UI_URL', 'http://localhost:8233'),
     /** How long a finance console session lasts from sign-in. */

@@ -1,5 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
+import type { TemporalTls } from '../config';
 
 export type TemporalClientTransport = 'grpc-js' | 'native';
 
@@ -16,13 +17,32 @@ export interface TemporalHandle {
   taskQueue: string;
 }
 
-export async function connectTemporal(opts: { address: string; namespace: string; taskQueue: string; clientTransport?: TemporalClientTransport }): Promise<TemporalHandle> {
+/** Where and how to reach the server: config.temporal's (TLS and API key read there, at start-up). */
+export interface TemporalServer {
+  address: string;
+  /** null or absent: plaintext. */
+  tls?: TemporalTls | null;
+  apiKey?: string | null;
+}
+
+/** The options both transports' `connect` take for `server` (the SDK's ConnectionOptions and NativeConnectionOptions). */
+export function connectionOptions(server: TemporalServer): { address: string; tls?: TemporalTls; apiKey?: string } {
+  return {
+    address: server.address,
+    ...(server.tls ? { tls: server.tls } : {}),
+    ...(server.apiKey ? { apiKey: server.apiKey } : {}),
+  };
+}
+
+/** A native (Rust core) connection to `server`: the worker's, the native client transport's. */
+export async function nativeConnection(server: TemporalServer): Promise<NativeConnection> {
+  return (await import('@temporalio/worker')).NativeConnection.connect(connectionOptions(server));
+}
+
+export async function connectTemporal(opts: TemporalServer & { namespace: string; taskQueue: string; clientTransport?: TemporalClientTransport }): Promise<TemporalHandle> {
   // The worker package (and its native core) is loaded only where the native transport is chosen:
   // a Node API process keeps the grpc-js client alone, as before.
-  const connection =
-    opts.clientTransport === 'native'
-      ? await (await import('@temporalio/worker')).NativeConnection.connect({ address: opts.address })
-      : await Connection.connect({ address: opts.address });
+  const connection = opts.clientTransport === 'native' ? await nativeConnection(opts) : await Connection.connect(connectionOptions(opts));
   const client = new Client({ connection, namespace: opts.namespace });
   return { connection, client, taskQueue: opts.taskQueue };
 }
@@ -32,10 +52,10 @@ export async function connectTemporal(opts: { address: string; namespace: string
  * client's starts may then be eager: TemporalContext.eagerStart), else a native one of its own,
  * which `close` closes (the client's stays open for its owner to close).
  */
-export async function workerConnection(handle: TemporalHandle, address: string): Promise<{ connection: NativeConnection; shared: boolean; close(): Promise<void> }> {
+export async function workerConnection(handle: TemporalHandle, server: TemporalServer): Promise<{ connection: NativeConnection; shared: boolean; close(): Promise<void> }> {
   const { NativeConnection: Native } = await import('@temporalio/worker');
   if (handle.connection instanceof Native) return { connection: handle.connection, shared: true, close: async () => undefined };
-  const own = await Native.connect({ address });
+  const own = await nativeConnection(server);
   return { connection: own, shared: false, close: () => own.close() };
 }
 

@@ -5,6 +5,8 @@ import { client, newAccount, startTestApi, TestApi } from '../support/api';
 import { Customer } from '../../src/models/customer';
 import { loadConfig } from '../../src/config';
 import { READY_CACHE_MS } from '../../src/api/health/routes';
+import { httpServer } from '../../src/api/httpServer';
+import { reuseAfter, reuseAfterIdle } from '../support/keepAlive';
 
 /** A logger whose lines the test can read. */
 function capturingLogger() {
@@ -169,6 +171,56 @@ describe('HTTP surface', () => {
     expect(r.headers.get('x-request-id')).toBe('req-123');
     expect((await a.api.get('/v1/customers')).headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
   });
+});
+
+describe('keep-alive connections', () => {
+  it('closes the connection after refusing a body it did not read (413), and a new one is served', async () => {
+    const a = await newAccount(api.url);
+    // 2 MiB announced, 64 KiB sent: refused on its length, the rest never read.
+    const head = `POST /v1/customers HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${a.token}\r\nContent-Type: application/json\r\nContent-Length: ${2 * 1024 * 1024}\r\nConnection: keep-alive\r\n\r\n`;
+    const r = await reuseAfter(api.url, head + '{"email":"' + 'x'.repeat(64 * 1024));
+    expect(r.answers).toMatch(/^HTTP\/1.1 413 /);
+    expect(r.answers).toMatch(/\r\nconnection: close\r\n/i);
+    expect(r.closedByServer).toBe(true);
+    expect(r.ms).toBeLessThan(2_000);
+    // The console's form, refused halfway through reading it.
+    const form = `POST /console/sign-in HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${64 * 1024}\r\nConnection: keep-alive\r\n\r\n`;
+    const f = await reuseAfter(api.url, form + 'email=' + 'x'.repeat(16 * 1024));
+    expect(f.answers).toMatch(/^HTTP\/1.1 413 /);
+    expect(f.answers).toMatch(/\r\nconnection: close\r\n/i);
+    expect(f.closedByServer).toBe(true);
+    // A client that reuses its connections (fetch) gets its next answer on a new one, at once.
+    const big = await a.api.request('POST', '/v1/customers', JSON.stringify({ email: 'big@x.io', first_name: 'x'.repeat(1024 * 1024 + 10) }));
+    expect(big.status).toBe(413);
+    const started = Date.now();
+    expect((await a.api.post('/v1/customers', { email: 'after-413@x.io' })).status).toBe(201);
+    expect(Date.now() - started).toBeLessThan(2_000);
+  });
+
+  it('keeps a connection whose body it read open for the next request', async () => {
+    const a = await newAccount(api.url);
+    const body = '{"email":"kept@x.io"}';
+    const r = await reuseAfter(api.url, `POST /v1/customers HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${a.token}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: keep-alive\r\n\r\n${body}`, 1_500);
+    expect(r.answers).toMatch(/^HTTP\/1.1 201 /);
+    expect(r.closedByServer).toBe(false);
+    expect(r.answers).toMatch(/HTTP\/1.1 200 OK[^]*"status"/);
+  });
+
+  it('keeps idle connections past a load balancer\'s idle timeout (HTTP_KEEP_ALIVE_TIMEOUT_MS, HTTP_HEADERS_TIMEOUT_MS)', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({ httpKeepAliveTimeoutMs: 65_000, httpHeadersTimeoutMs: 66_000 });
+    const server = httpServer({ callback: () => async () => undefined }, config);
+    expect([server.keepAliveTimeout, server.headersTimeout]).toEqual([65_000, 66_000]);
+    expect(loadConfig({ HTTP_KEEP_ALIVE_TIMEOUT_MS: '120000', HTTP_HEADERS_TIMEOUT_MS: '121000' })).toMatchObject({ httpKeepAliveTimeoutMs: 120_000, httpHeadersTimeoutMs: 121_000 });
+    expect(() => loadConfig({ HTTP_KEEP_ALIVE_TIMEOUT_MS: '70000' })).toThrow(/HTTP_HEADERS_TIMEOUT_MS \(66000\) must exceed HTTP_KEEP_ALIVE_TIMEOUT_MS \(70000\)/);
+    expect(() => loadConfig({ HTTP_KEEP_ALIVE_TIMEOUT_MS: '10' })).toThrow(/HTTP_KEEP_ALIVE_TIMEOUT_MS must be between/);
+  });
+
+  it('answers on an idle keep-alive connection after Node\'s old 5 s keep-alive timeout', async () => {
+    const r = await reuseAfterIdle(api.url, 6_000);
+    expect(r.closed).toBe(false);
+    expect(r.second).toMatch(/^HTTP\/1.1 200 /);
+  }, 15_000);
 });
 
 describe('rate limit', () => {

@@ -5,7 +5,9 @@ describe('config', () => {
     const c = loadConfig({});
     expect(c).toMatchObject({ port: 3000, mongodbUri: 'mongodb://127.0.0.1:27017/payments', rateLimitPerMinute: 600, invoiceDueDays: 7, slippageTolerance: '0.005' });
     // auto: each process picks its transport (clientTransportOf).
-    expect(c.temporal).toEqual({ address: '127.0.0.1:7233', namespace: 'default', taskQueue: 'payments', clientTransport: 'auto' });
+    expect(c.temporal).toEqual({ address: '127.0.0.1:7233', namespace: 'default', taskQueue: 'payments', clientTransport: 'auto', tls: null, apiKey: null });
+    // Above a load balancer's usual 60 s idle timeout (README, configuration).
+    expect(c).toMatchObject({ httpKeepAliveTimeoutMs: 65_000, httpHeadersTimeoutMs: 66_000 });
     expect(c.webhookAllowPrivateNetworks).toBe(false);
     expect(c.claimVerification).toBe(true);
   });
@@ -27,6 +29,10 @@ describe('config', () => {
     ['PRICE_ORACLE', 'chainlink', /PRICE_ORACLE must be one of fixed, coingecko/],
     ['COINGECKO_URL', 'not a url', /COINGECKO_URL must be a URL/],
     ['TEMPORAL_CLIENT_TRANSPORT', 'http', /TEMPORAL_CLIENT_TRANSPORT must be one of auto, grpc-js, native/],
+    ['TEMPORAL_TLS', 'maybe', /TEMPORAL_TLS must be true or false/],
+    ['TEMPORAL_TLS_CA', '/nonexistent/ca.crt', /TEMPORAL_TLS_CA: cannot read "\/nonexistent\/ca.crt"/],
+    ['HTTP_KEEP_ALIVE_TIMEOUT_MS', '66000', /HTTP_HEADERS_TIMEOUT_MS \(66000\) must exceed HTTP_KEEP_ALIVE_TIMEOUT_MS/],
+    ['HTTP_HEADERS_TIMEOUT_MS', '5000', /must exceed HTTP_KEEP_ALIVE_TIMEOUT_MS/],
   ])('stops on a bad %s (%s)', (name, value, message) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(message);

@@ -24,15 +24,6 @@ const KUBERNETES_VERSION = '1.33.0';
 /** Only the strict schemas are shipped: a run without -strict finds none and fails. */
 const SCHEMA_LOCATION = join(root, 'deploy', 'schemas', '{{ .NormalizedKubernetesVersion }}{{ .StrictSuffix }}', '{{ .ResourceKind }}{{ .KindSuffix }}.json');
 
-/**
- * The Temporal TLS settings another change adds to src/config (issue 25). Until CONFIG_VARIABLES
- * has any TEMPORAL_TLS_ name these are taken as they are; from then on the manifests must use the
- * names the code reads, and this list can go.
- */
-const TEMPORAL_TLS_VARIABLES = ['TEMPORAL_TLS_CERT', 'TEMPORAL_TLS_KEY', 'TEMPORAL_TLS_CA', 'TEMPORAL_TLS_SERVER_NAME', 'TEMPORAL_API_KEY'];
-const KNOWN_VARIABLES: readonly string[] = CONFIG_VARIABLES.some((v) => v.startsWith('TEMPORAL_TLS_'))
-  ? CONFIG_VARIABLES
-  : [...CONFIG_VARIABLES, ...TEMPORAL_TLS_VARIABLES];
 
 interface KubeconformResult {
   code: number;
@@ -176,13 +167,13 @@ describe('deploy/kubernetes', () => {
 
   it('sets only variables the code reads, and takes MongoDB, Temporal and the tokens from Secrets that the example defines', () => {
     const [config] = applied.filter((m) => m.kind === 'ConfigMap');
-    for (const key of Object.keys(config.data)) expect(KNOWN_VARIABLES).toContain(key);
+    for (const key of Object.keys(config.data)) expect(CONFIG_VARIABLES).toContain(key);
     const secretKeys = new Map(secrets.map((s) => [s.metadata.name, Object.keys(s.stringData ?? s.data ?? {})]));
     for (const d of Object.values(deployments)) {
       const c = containerOf(d);
       expect(c.envFrom).toEqual([{ configMapRef: { name: config.metadata.name } }]);
       const env = envOf(d);
-      for (const name of Object.keys(env)) expect(KNOWN_VARIABLES).toContain(name);
+      for (const name of Object.keys(env)) expect(CONFIG_VARIABLES).toContain(name);
       for (const name of ['MONGODB_URI', 'TEMPORAL_ADDRESS', 'TEMPORAL_NAMESPACE', 'METRICS_TOKEN']) {
         expect(env[name].valueFrom.secretKeyRef).toEqual(expect.not.objectContaining({ optional: true }));
       }

@@ -30,6 +30,7 @@ import { summaryLine } from '../../faults/scenario';
 import { apiRestartWithRequestsInFlight } from '../../faults/scenarios/drain';
 import { allocationsUnderKills } from '../../faults/scenarios/allocations';
 import { client } from '../support/api';
+import { reuseAfter, reuseAfterIdle } from '../support/keepAlive';
 import { verifyWebhookSignature } from '../../src/cryptography/webhookSignature';
 import { CryptoTransaction } from '../../src/models/cryptoTransaction';
 
@@ -161,6 +162,24 @@ describe('the API and the worker under Deno', () => {
     const metrics = await fetch(`${app.apiUrl}/metrics`, { headers: { Authorization: `Bearer ${METRICS_TOKEN}` } });
     expect(metrics.status).toBe(200);
     expect(await metrics.text()).toContain('process_cpu_user_seconds_total');
+
+    // Behind a load balancer: a body refused unread (413) closes its connection (Deno used to keep
+    // it open, and the next request on it hung 5.8 s, then ECONNRESET), and a new one is served;
+    // an idle connection outlives Deno's old 5 s keep-alive (HTTP_KEEP_ALIVE_TIMEOUT_MS).
+    const head = `POST /v1/customers HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${auth.body.token}\r\nContent-Type: application/json\r\nContent-Length: ${2 * 1024 * 1024}\r\nConnection: keep-alive\r\n\r\n`;
+    const refused = await reuseAfter(app.apiUrl, head + '{"email":"' + 'x'.repeat(64 * 1024));
+    expect(refused.answers).toMatch(/^HTTP\/1.1 413 /);
+    expect(refused.answers).toMatch(/\r\nconnection: close\r\n/i);
+    expect(refused.closedByServer).toBe(true);
+    expect(refused.ms).toBeLessThan(2_000);
+    const big = await api.request('POST', '/v1/customers', JSON.stringify({ email: 'deno-big@example.com', first_name: 'x'.repeat(1024 * 1024 + 10) }));
+    expect(big.status).toBe(413);
+    const afterBig = Date.now();
+    expect((await api.get('/v1/me')).status).toBe(200);
+    expect(Date.now() - afterBig).toBeLessThan(2_000);
+    const idle = await reuseAfterIdle(app.apiUrl, 6_000);
+    expect(idle.closed).toBe(false);
+    expect(idle.second).toMatch(/^HTTP\/1.1 200 /);
 
     // The scenarios below connect this process to databases of their own.
     await receiver.close();

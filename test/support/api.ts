@@ -1,6 +1,7 @@
 /** Runs the real Koa app on a loopback port and talks to it over HTTP. */
 import type { Server } from 'node:http';
 import { createApp, AppDeps } from '../../src/api/app';
+import { httpServer } from '../../src/api/httpServer';
 import { createAccount } from '../../src/services/accounts';
 import { startDomains } from '../../src/startup/runtime';
 import type { TemporalContext } from '../../src/temporal/context';
@@ -24,7 +25,7 @@ export async function startTestApi(
   const stopDomains = await startDomains(deps);
   const app = createApp({ ...overrides, ...deps });
   const server: Server = await new Promise((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+    const s = httpServer(app, deps.config).listen(0, '127.0.0.1', () => resolve(s));
   });
   const { port } = server.address() as { port: number };
   return {
