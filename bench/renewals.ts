@@ -10,6 +10,7 @@ import { Invoice } from '../src/models/invoice';
 import { Subscription } from '../src/models/subscription';
 import { newId, ID_PREFIX } from '../src/lib/ids';
 import { retryBusy, target } from './support';
+import { cpuBetween, cpuLine, cpuTarget, measureInsertBaseline, readCpu } from './cpu';
 
 const COUNT = Number(process.env.BENCH_SUBSCRIPTIONS ?? 1000);
 
@@ -17,6 +18,8 @@ const COUNT = Number(process.env.BENCH_SUBSCRIPTIONS ?? 1000);
 const GOAL_COUNT = 1000;
 const GOAL_SECONDS = 20;
 const GOAL_RSS_MIB = 1024;
+/** Half of the CPU ratio (a renewal's CPU over a plain insert's) that the first run of this measurement printed (issue 27). */
+const GOAL_CPU_RATIO = 32.7 / 2; // first run 2026-11-26: x32.7
 
 function peakRssMiB(pid: string | undefined): number | null {
   if (!pid) return null;
@@ -115,6 +118,7 @@ export async function runRenewalBench(apiUrl: string): Promise<string[]> {
     ];
   }
   await new Promise((r) => setTimeout(r, instant.getTime() - created));
+  const cpuBefore = readCpu();
   let count = 0;
   const deadline = instant.getTime() + 300_000;
   while (Date.now() < deadline) {
@@ -123,6 +127,7 @@ export async function runRenewalBench(apiUrl: string): Promise<string[]> {
     await new Promise((r) => setTimeout(r, 250));
   }
   const seconds = (Date.now() - instant.getTime()) / 1000;
+  const cpu = cpuBetween(cpuBefore, readCpu());
   process.stderr.write(`[bench renewals] ${count}/${expected} invoices ${seconds.toFixed(1)} s after the billing instant; measuring the baseline\n`);
   const baseRetried = { count: 0 };
 
@@ -134,12 +139,16 @@ export async function runRenewalBench(apiUrl: string): Promise<string[]> {
   }
   const baseSeconds = (Date.now() - baseStart) / 1000;
   const rss = peakRssMiB(process.env.BENCH_WORKER_PID);
+  const cpuBaseline = await measureInsertBaseline(Invoice.collection);
   return [
     `== Renewals (${COUNT} subscriptions, one billing instant) ==`,
     `created ${COUNT} subscriptions in ${((created - createStart) / 1000).toFixed(1)} s (${retried} requests retried after a 5xx, ${freshKeys} of them with a fresh Idempotency-Key after a 409; ${expected} stored)`,
     `invoices generated: ${count}/${expected} in ${seconds.toFixed(1)} s after the billing instant (target: all within 20 s)`,
     `invoices/s: ${(count / seconds).toFixed(1)}; baseline plain inserts/s: ${(COUNT / baseSeconds).toFixed(1)}; ratio x${(count / seconds / (COUNT / baseSeconds)).toFixed(2)}${baseRetried.count ? ` (${baseRetried.count} baseline inserts retried after SQLITE_BUSY)` : ''}`,
     `worker peak RSS: ${rss === null ? 'unknown' : `${rss.toFixed(0)} MiB`} (target under 1 GiB)`,
+    cpuLine(`${count} renewals`, cpu, seconds),
+    cpuBaseline.line,
     ...targets(count, expected, seconds, rss),
+    cpuTarget('renewals', 'renewal', cpu, count, cpuBaseline, GOAL_CPU_RATIO, COUNT >= GOAL_COUNT && count >= expected),
   ];
 }

@@ -23,6 +23,7 @@ import { createDependencies } from '../src/dependencies';
 import { makeTestCertificates, startHttpsReceiver } from '../test/support/httpsReceiver';
 import { workerCapacity } from '../src/startup/workerOptions';
 import { target } from './support';
+import { cpuBetween, cpuLine, cpuTarget, measureInsertBaseline, readCpu, type CpuWindow } from './cpu';
 
 interface Scenario {
   name: string;
@@ -41,6 +42,8 @@ interface Scenario {
 /** The issue's goals: at least this many deliveries/s, and a p50 from event to receipt under this. */
 const GOAL_PER_SECOND = 100;
 const GOAL_P50_MS = 500;
+/** Half of the CPU ratio (a delivery's CPU over a plain insert's) that the first run of this measurement printed (issue 27). */
+const GOAL_CPU_RATIO = 24.9 / 2; // first run 2026-11-26: x24.9
 const SCENARIOS: Scenario[] = [
   { name: '1,000 events -> 1 endpoint', key: '1000x1', events: 1000, endpoints: 1 },
   { name: '100 events -> 10 endpoints', key: '100x10', events: 100, endpoints: 10 },
@@ -112,6 +115,7 @@ export async function runWebhookBench(opts: { temporalAddress: string; mongoUri:
   const stopDomain = await startWebhooksDomain(deps, { retentionSchedule: false });
 
   const targetLines: string[] = [];
+  const measured: { key: string; cpu: CpuWindow; deliveries: number; all: boolean }[] = [];
   try {
     for (const s of SCENARIOS) {
       const scope = { accountId: newId(ID_PREFIX.account), sandbox: null };
@@ -130,6 +134,7 @@ export async function runWebhookBench(opts: { temporalAddress: string; mongoUri:
         });
       }
       const written = new Map<string, number>();
+      const cpuBefore = readCpu();
       const started = performance.timeOrigin + performance.now();
       // Paced: event i is written at started + i/rate (more writers, so a slow write does not hold the next one back).
       const paceMs = s.eventsPerSecond ? 1000 / s.eventsPerSecond : 0;
@@ -147,6 +152,7 @@ export async function runWebhookBench(opts: { temporalAddress: string; mongoUri:
       const keys = [...written.keys()].flatMap((id) => paths.map((p) => `${id}${p}`));
       const deadline = Date.now() + 10 * 60_000;
       while (keys.some((k) => !received.has(k)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      const cpu = cpuBetween(cpuBefore, readCpu());
       const got = keys.filter((k) => received.has(k));
       const latencies = got.map((k) => received.get(k)! - written.get(k.slice(0, k.indexOf('/')))!).sort((a, b) => a - b);
       const last = Math.max(...got.map((k) => received.get(k)!));
@@ -156,6 +162,8 @@ export async function runWebhookBench(opts: { temporalAddress: string; mongoUri:
           `written->received p50 ${percentile(latencies, 50).toFixed(0)} ms  p99 ${percentile(latencies, 99).toFixed(0)} ms`,
       );
       (s as Scenario & { rate?: number }).rate = rate;
+      lines.push(cpuLine(`${got.length} deliveries (${s.key})`, cpu, (last - started) / 1000));
+      measured.push({ key: s.key, cpu, deliveries: got.length, all: got.length === expected });
       const p50 = percentile(latencies, 50);
       const all = got.length === expected;
       const short = all ? '' : ` (only ${got.length}/${expected} delivered)`;
@@ -187,6 +195,11 @@ export async function runWebhookBench(opts: { temporalAddress: string; mongoUri:
     for (const s of (SCENARIOS as (Scenario & { rate?: number })[]).filter((x) => !x.eventsPerSecond)) {
       lines.push(`  ${s.name}: x${((s.rate ?? 0) / baseline).toFixed(3)} of the baseline rate`);
     }
+    // The CPU goal is for the burst to one endpoint: each delivery there is one event, one workflow, one POST.
+    const cpuBaseline = await measureInsertBaseline(WebhookEndpoint.collection);
+    lines.push(cpuBaseline.line);
+    const burst = measured.find((m) => m.key === SCENARIOS[0].key)!;
+    targetLines.push(cpuTarget('webhooks', 'delivery', burst.cpu, burst.deliveries, cpuBaseline, GOAL_CPU_RATIO, burst.all));
   } finally {
     await stopDomain();
     worker.shutdown();

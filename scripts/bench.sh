@@ -26,6 +26,8 @@ export WEBHOOK_ALLOW_PRIVATE_NETWORKS=true
 # The worker takes WEBHOOK_ALLOW_PRIVATE_NETWORKS only with this (its HOST binds only its metrics).
 export ALLOW_UNSAFE_LOCAL_SETTINGS=true
 export BENCH_RUN_DIR="$RUN"
+# bench/cpu.ts counts the CPU of every process under this script (and of the bench itself).
+export BENCH_STACK_PID=$$
 
 # The detection section watches a local Ethereum chain; other sections run without one.
 if [[ $# -eq 0 || "${1:-}" == "detection" ]]; then
