@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the pinned Temporal CLI, FerretDB, kubeconform and Temporal test server into .tools/
+# Installs the pinned Temporal CLI, FerretDB, kubeconform, Temporal server (with its schema tool
+# and Web UI server) and Temporal test server into .tools/
 # (git-ignored).
 # Idempotent: anything already present at the pinned version is skipped.
 set -euo pipefail
@@ -9,11 +10,17 @@ TOOLS="$ROOT/.tools"
 mkdir -p "$TOOLS/bin"
 log() { printf '[install] %s\n' "$*" >&2; }
 
-need_go_tool() { # name module-root package-dir version
+# Builds ./<package-dir> of <module-root>@<version> into .tools/bin/<name>. More binaries from the
+# same download: extra `package-dir=name` pairs. NEED_GO_TOOL_AFTER: a function run in the
+# module's copy before it is removed (it gets the copy's path), e.g. to keep schema files.
+need_go_tool() { # name module-root package-dir version [package-dir=name ...]
   local name=$1 module_root=$2 pkg=$3 version=$4 stamp="$TOOLS/bin/.$1.version"
-  if [[ -x "$TOOLS/bin/$name" && -f "$stamp" && "$(cat "$stamp")" == "$version" ]]; then
-    return 0
-  fi
+  shift 4
+  local extra=("$@") pair
+  local ready=1
+  [[ -x "$TOOLS/bin/$name" && -f "$stamp" && "$(cat "$stamp")" == "$version" ]] || ready=0
+  for pair in "${extra[@]}"; do [[ -x "$TOOLS/bin/${pair#*=}" ]] || ready=0; done
+  (( ready )) && return 0
   command -v go >/dev/null || { log "go is required to build $name"; exit 1; }
   log "building $name $version (first run takes a few minutes)..."
   # Build from the downloaded module rather than `go install mod@ver`: the module proxy here
@@ -27,9 +34,28 @@ need_go_tool() { # name module-root package-dir version
   rm -rf "$work" && mkdir -p "$TOOLS/src" && cp -r "$src" "$work" && chmod -R u+w "$work"
   [[ -d "$work/build/version" ]] && echo "$version" > "$work/build/version/version.txt"
   (cd "$work" && GOFLAGS="-buildvcs=false -mod=mod" go build -trimpath -o "$TOOLS/bin/$name" "./$pkg")
+  for pair in "${extra[@]}"; do
+    (cd "$work" && GOFLAGS="-buildvcs=false -mod=mod" go build -trimpath -o "$TOOLS/bin/${pair#*=}" "./${pair%%=*}")
+  done
+  if [[ -n "${NEED_GO_TOOL_AFTER:-}" ]]; then "$NEED_GO_TOOL_AFTER" "$work"; fi
   rm -rf "$work"
   echo "$version" > "$stamp"
   log "$name $version ready"
+}
+
+# The real Temporal server (npm run start:cluster, and the cluster job of npm test): frontend,
+# history, matching and worker services from one binary, its SQL schema tool, the schema files the
+# tool applies (.tools/temporal-server/schema), and the Web UI's server (temporal-ui-server, the
+# version the pinned CLI embeds in its dev server).
+keep_temporal_schema() { # module copy
+  rm -rf "$TOOLS/temporal-server/schema" && mkdir -p "$TOOLS/temporal-server"
+  cp -r "$1/schema/postgresql/v12" "$TOOLS/temporal-server/schema"
+}
+install_temporal_server() {
+  [[ -d "$TOOLS/temporal-server/schema/temporal/versioned" ]] || rm -f "$TOOLS/bin/.temporal-server.version"
+  NEED_GO_TOOL_AFTER=keep_temporal_schema need_go_tool temporal-server go.temporal.io/server cmd/server \
+    "$TEMPORAL_SERVER_VERSION" cmd/tools/sql=temporal-sql-tool
+  need_go_tool temporal-ui-server github.com/temporalio/ui-server/v2 cmd/server "$TEMPORAL_UI_SERVER_VERSION"
 }
 
 install_test_server() {
@@ -49,11 +75,13 @@ case "$what" in
   temporal) need_go_tool temporal github.com/temporalio/cli cmd/temporal "$TEMPORAL_CLI_VERSION" ;;
   ferretdb) need_go_tool ferretdb github.com/FerretDB/FerretDB cmd/ferretdb "$FERRETDB_VERSION" ;;
   kubeconform) need_go_tool kubeconform github.com/yannh/kubeconform cmd/kubeconform "$KUBECONFORM_VERSION" ;;
+  temporal-server) install_temporal_server ;;
   test-server) install_test_server ;;
   all)
     need_go_tool ferretdb github.com/FerretDB/FerretDB cmd/ferretdb "$FERRETDB_VERSION"
     need_go_tool temporal github.com/temporalio/cli cmd/temporal "$TEMPORAL_CLI_VERSION"
     need_go_tool kubeconform github.com/yannh/kubeconform cmd/kubeconform "$KUBECONFORM_VERSION"
+    install_temporal_server
     install_test_server ;;
-  *) log "usage: install-tools.sh [all|temporal|ferretdb|kubeconform|test-server]"; exit 2 ;;
+  *) log "usage: install-tools.sh [all|temporal|temporal-server|ferretdb|kubeconform|test-server]"; exit 2 ;;
 esac

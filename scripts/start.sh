@@ -3,6 +3,8 @@
 # PostgreSQL, or SQLite with EMBEDDED_DB=sqlite), Temporal (with Web UI), worker and API on
 # embedded defaults until Ctrl-C. Data lives under .data/ (DATA_DIR). RUNTIME=deno (npm run
 # start:deno) runs the worker and the API under Deno instead of Node (README, "Runtimes").
+# TEMPORAL_MODE=cluster (npm run start:cluster) runs the real Temporal server instead of the dev
+# server (scripts/temporal-cluster.sh; README, "Running against the real Temporal server").
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 LOG_TAG=start
@@ -47,7 +49,27 @@ else
   log "using MONGODB_URI from the environment"
 fi
 
-if [[ "${TEMPORAL_ADDRESS}" == "127.0.0.1:$TEMPORAL_PORT" ]]; then
+if [[ "${TEMPORAL_MODE:-dev}" == cluster ]]; then
+  # npm run start:cluster: the real Temporal server (scripts/temporal-cluster.sh), mutual TLS on its
+  # frontend; the API and the worker get the client certificate (TEMPORAL_TLS_*).
+  source "$ROOT/scripts/temporal-cluster.sh"
+  if port_open "$TEMPORAL_PORT"; then log "port $TEMPORAL_PORT is busy: set TEMPORAL_PORT"; exit 1; fi
+  export TEMPORAL_ADDRESS="127.0.0.1:$TEMPORAL_PORT"
+  if [[ -z "${PG_SOCKET_DIR:-}" ]]; then # MONGODB_URI or EMBEDDED_DB=sqlite: PostgreSQL for Temporal alone
+    ensure_postgres
+    start_pg() { start_postgres "$DATA/postgres" "$LOGS/postgres.log"; }
+    supervise postgresql start_pg
+  fi
+  log "starting the Temporal server (frontend, history, matching, worker; data in $DATA/temporal-cluster) on $TEMPORAL_ADDRESS with mutual TLS, UI on $TEMPORAL_UI_PORT"
+  prepare_temporal_cluster "$TEMPORAL_PORT" "$DATA/temporal-cluster" "$LOGS"
+  for svc in "${TEMPORAL_CLUSTER_SERVICES[@]}"; do
+    eval "start_temporal_$svc() { start_temporal_cluster_service $svc \"\$DATA/temporal-cluster\" \"\$LOGS\"; }"
+    supervise "temporal-$svc" "start_temporal_$svc"
+  done
+  await_temporal_cluster "$TEMPORAL_PORT" "$LOGS"
+  start_temporal_ui() { start_temporal_cluster_ui "$TEMPORAL_PORT" "$TEMPORAL_UI_PORT" "$DATA/temporal-cluster" "$LOGS"; }
+  supervise temporal-ui start_temporal_ui
+elif [[ "${TEMPORAL_ADDRESS}" == "127.0.0.1:$TEMPORAL_PORT" ]]; then
   if port_open "$TEMPORAL_PORT"; then log "port $TEMPORAL_PORT is busy: set TEMPORAL_PORT or TEMPORAL_ADDRESS"; exit 1; fi
   log "starting Temporal dev server on $TEMPORAL_ADDRESS (UI on $TEMPORAL_UI_PORT)"
   start_temporal() { start_temporal_dev "$TEMPORAL_PORT" "$TEMPORAL_UI_PORT" "$DATA/temporal/temporal.db" "$LOGS/temporal.log"; }
@@ -76,7 +98,11 @@ cat <<MSG
 
   API          http://localhost:$PORT/v1   (health: /healthz, /readyz)
   Temporal UI  http://localhost:$TEMPORAL_UI_PORT
-  Logs         $LOGS/
+${TEMPORAL_CLUSTER_CERTS:+  Temporal     the real server on $TEMPORAL_ADDRESS, mutual TLS (certificates in $TEMPORAL_CLUSTER_CERTS):
+    $TOOLS/bin/temporal workflow list --address localhost:$TEMPORAL_PORT \\
+      --tls-cert-path $TEMPORAL_CLUSTER_CERTS/client.pem --tls-key-path $TEMPORAL_CLUSTER_CERTS/client.key \\
+      --tls-ca-path $TEMPORAL_CLUSTER_CERTS/ca.pem
+}  Logs         $LOGS/
 ${ETH_RPC_URL:+  ETH node     $ETH_RPC_URL (watched: ${ETH_CONFIRMATIONS:-12} confirmations, poll ${ETH_POLL_SECONDS:-5} s)
 }
   Create an account (prints its tokens):
