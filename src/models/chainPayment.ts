@@ -45,3 +45,19 @@ const chainCursorSchema = new Schema(
 );
 export type ChainCursorDoc = InferSchemaType<typeof chainCursorSchema> & { _id: string };
 export const ChainCursor = model('ChainCursor', chainCursorSchema, 'chain_cursors');
+
+/**
+ * Changes whenever an address of the currency is added or removed (`_id` = currency, `version` a
+ * fresh random value each time), so a watcher re-reads its set of watched addresses only when
+ * the set changed. Two concurrent changes may each overwrite the other's value: either way the
+ * value differs from the one the watcher read before.
+ */
+const watchedAddressesVersionSchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    version: { type: String, required: true },
+  },
+  { timestamps, versionKey: false },
+);
+export type WatchedAddressesVersionDoc = InferSchemaType<typeof watchedAddressesVersionSchema> & { _id: string };
+export const WatchedAddressesVersion = model('WatchedAddressesVersion', watchedAddressesVersionSchema, 'watched_addresses_versions');

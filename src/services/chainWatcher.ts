@@ -21,6 +21,7 @@ import { isDuplicateKey } from '../models/errors';
 import { scopeOfDoc } from '../models/scope';
 import type { Dependencies } from '../dependencies';
 import { recordCryptoTransaction } from './cryptoTransactions';
+import { createWatchedAddresses, type WatchedAddresses } from './watchedAddresses';
 
 export interface ScanResult {
   cursor: BlockRef;
@@ -48,11 +49,6 @@ function addressKeyOf(currency: CryptoCurrency, address: string): string | null 
   return checked.ok ? checked.canonical : null;
 }
 
-async function watchedKeys(currency: CryptoCurrency): Promise<Set<string>> {
-  const rows = await CryptoAddress.find({ currency }, { address_key: 1 }).lean<Pick<CryptoAddressDoc, 'address_key'>[]>();
-  return new Set(rows.map((r) => r.address_key));
-}
-
 const chainPaymentId = (currency: CryptoCurrency, p: Pick<ChainPayment, 'txHash' | 'outputIndex'>) => `${currency}:${p.txHash.toLowerCase()}:${p.outputIndex}`;
 
 /** Notes a payment seen in a block (again): pending at this block, unless already recorded. */
@@ -76,7 +72,7 @@ async function notePayment(currency: CryptoCurrency, p: ChainPayment, addressKey
 }
 
 /** Steps 1 and 2: returns the new cursor. */
-async function scanBlocks(client: ChainClient, settings: ChainSettings, cursor: BlockRef | null, tip: BlockRef): Promise<BlockRef> {
+async function scanBlocks(client: ChainClient, settings: ChainSettings, cursor: BlockRef | null, tip: BlockRef, watchedAddresses: WatchedAddresses): Promise<BlockRef> {
   const currency = client.currency;
   let at: BlockRef;
   if (!cursor) {
@@ -90,7 +86,7 @@ async function scanBlocks(client: ChainClient, settings: ChainSettings, cursor: 
   }
   const range = nextScanRange(at.height, tip.height);
   if (!range) return at;
-  const watched = await watchedKeys(currency);
+  const watched = await watchedAddresses.keys(currency);
   const keyOf = new Map<string, string | null>();
   const key = (address: string) => {
     if (!keyOf.has(address)) keyOf.set(address, addressKeyOf(currency, address));
@@ -159,15 +155,18 @@ async function recordChainPayment(deps: Dependencies, p: ChainPaymentDoc): Promi
   return holders.length;
 }
 
-/** One scan of the chain after `cursor` (null: the stored cursor, or near the tip). Idempotent. */
-export async function scanChain(deps: Dependencies, client: ChainClient, settings: ChainSettings, cursor: BlockRef | null): Promise<ScanResult> {
+/**
+ * One scan of the chain after `cursor` (null: the stored cursor, or near the tip). Idempotent.
+ * `watched`: the process's copy of the watched addresses (a fresh one reads them all).
+ */
+export async function scanChain(deps: Dependencies, client: ChainClient, settings: ChainSettings, cursor: BlockRef | null, watched: WatchedAddresses = createWatchedAddresses()): Promise<ScanResult> {
   const currency = client.currency;
   if (!cursor) {
     const stored = await ChainCursor.findById(currency).lean<ChainCursorDoc>();
     if (stored) cursor = { height: stored.height, hash: stored.hash };
   }
   const tip = await client.tip();
-  const next = await scanBlocks(client, settings, cursor, tip);
+  const next = await scanBlocks(client, settings, cursor, tip, watched);
   const recorded = await settlePayments(deps, client, settings, tip);
   // Written when it moved: an idle watcher polling every second should not keep the database busy.
   if (next.height !== cursor?.height || next.hash !== cursor?.hash) {

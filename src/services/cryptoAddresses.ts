@@ -13,6 +13,7 @@ import { newId, ID_PREFIX } from '../lib/ids';
 import { ApiError } from '../lib/errors';
 import { CryptoCurrency, isSupportedCurrency, validateAddress } from '../cryptocurrency/addresses';
 import { presentCryptoAddress } from '../presenters/cryptoAddress';
+import { markWatchedAddressesChanged } from './watchedAddresses';
 import type { Dependencies } from '../dependencies';
 import { recordEvent } from './events';
 import { createListed, listScopePage, recountListSlots } from './listing';
@@ -63,6 +64,7 @@ export async function createCryptoAddress(scope: Scope, input: CryptoAddressInpu
     if (isDuplicateKey(err)) throw ApiError.invalid('Address is already in use for this currency in your account', 'address', { address: ['is already in use for this currency'] });
     throw err;
   }
+  await markWatchedAddressesChanged(currency);
   const out = presentCryptoAddress(doc);
   await recordEvent(scope, 'crypto_address.created', out);
   return out;
@@ -84,6 +86,7 @@ export async function removeAddresses(deps: Dependencies, scope: Scope, addresse
     await CryptoTransaction.deleteMany({ to_address_id: address._id });
     await rollupsChanged(deps, scope, 'collections');
     await CryptoAddress.deleteOne({ _id: address._id });
+    await markWatchedAddressesChanged(address.currency);
     await recountListSlots(CryptoAddress, [address]);
     await recordEvent(scope, 'crypto_address.deleted', presentCryptoAddress(address));
   }
