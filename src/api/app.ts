@@ -36,18 +36,8 @@ import { metricsRoutes } from './metrics/routes';
 import { httpMetrics } from './middleware/metrics';
 import { closeAfterUnreadBody } from './middleware/unreadBody';
 import { ApiMetrics, createApiMetrics, Limiter } from '../metrics/api';
+import type { RouteDeps, RouteModule } from './routeDeps';
 
-/** What route modules are built with: the process's dependencies, and the limiters shared by the /v1 and /api/v1 mounts. */
-export interface RouteDeps extends Dependencies {
-  /** Per client (IPv6 by /64): the public claim routes, and the pay page in a window of its own. */
-  publicClaimLimit: ReturnType<typeof rateLimit>;
-  payPageLimit: ReturnType<typeof rateLimit>;
-  /** Sign-in throttling, shared by POST /v1/auth and the console's sign-in, and its refusals' count. */
-  signIn: SignInGuard;
-  /** The console sessions' clock: when a session starts and whether it has expired. */
-  consoleClock: () => Date;
-}
-export type RouteModule = (router: Router<AppState>, deps: RouteDeps) => void;
 
 /** The process's dependencies (settings, logger, price oracle, workflow clients), and the app's own parts. */
 export interface AppDeps extends Dependencies {

@@ -13,7 +13,7 @@ import { projectPath, resolvePackage } from '../../lib/projectRoot';
 import type Router from '@koa/router';
 import type { Next } from 'koa';
 import type { AppState, Ctx } from '../context';
-import type { RouteDeps } from '../app';
+import type { RouteDeps } from '../routeDeps';
 import { ApiError, AuthFlowError } from '../../lib/errors';
 import { isDatabaseUnavailable } from '../../models/errors';
 import { throttledSignIn } from '../auth/routes';

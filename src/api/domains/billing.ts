@@ -1,4 +1,4 @@
-import type { RouteModule } from '../app';
+import type { RouteModule } from '../routeDeps';
 import { invoiceRoutes } from '../invoices/routes';
 import { subscriptionRoutes } from '../subscriptions/routes';
 import { reportRoutes } from '../reports/routes';

@@ -1,4 +1,4 @@
-import type { RouteModule } from '../app';
+import type { RouteModule } from '../routeDeps';
 import { cryptoAddressRoutes } from '../cryptoAddresses/routes';
 import { cryptoTransactionRoutes } from '../cryptoTransactions/routes';
 import { paymentClaimLinkRoutes } from '../paymentClaimLinks/routes';

@@ -1,4 +1,4 @@
-import type { RouteModule } from '../app';
+import type { RouteModule } from '../routeDeps';
 import { webhookEndpointRoutes } from '../webhookEndpoints/routes';
 
 /** Authenticated routers of the webhooks domain, mounted under /v1 and /api/v1. */

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { projectPath } from '../../lib/projectRoot';
 import type Router from '@koa/router';
 import type { AppState, Ctx } from '../context';
-import type { RouteDeps } from '../app';
+import type { RouteDeps } from '../routeDeps';
 import { findPublicPaymentClaimLink, payPageQrUri } from '../../services/publicPaymentClaimLinks';
 import { PayPageScript, PayPageView, payPageContentSecurityPolicy, renderPayPage, scriptIntegrity } from '../../presenters/payPage';
 import { qrCodeSvg } from '../../presenters/qrCode';

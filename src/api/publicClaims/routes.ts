@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import type { AppState, Ctx } from '../context';
 import { compile, s } from '../validation';
-import type { RouteDeps } from '../app';
+import type { RouteDeps } from '../routeDeps';
 import { getPublicPaymentClaimLink } from '../../services/publicPaymentClaimLinks';
 import { PublicClaimInput, submitPaymentClaim } from '../../services/paymentClaimSubmission';
 

@@ -1,5 +1,5 @@
 import type Router from '@koa/router';
-import type { RouteDeps } from '../app';
+import type { RouteDeps } from '../routeDeps';
 import type { AppState, Ctx } from '../context';
 import { scopeOf } from '../context';
 import { idParam, pageQuery } from '../validation';
