@@ -19,12 +19,12 @@ const restricted = (...patterns) => ['error', { patterns }];
 module.exports = tseslint.config(
   { ignores: ['node_modules/**', '.tools/**', '.data/**', 'coverage/**', '**/*.js', '**/*.cjs', '**/*.mjs'] },
   {
-    files: ['**/*.ts'],
+    files: ['**/*.ts', '**/*.tsx'],
     languageOptions: { parser: tseslint.parser, ecmaVersion: 2022, sourceType: 'module' },
     plugins: { '@typescript-eslint': tseslint.plugin, import: importPlugin },
     settings: {
-      'import/parsers': { '@typescript-eslint/parser': ['.ts'] },
-      'import/resolver': { node: { extensions: ['.ts', '.js', '.json'] } },
+      'import/parsers': { '@typescript-eslint/parser': ['.ts', '.tsx'] },
+      'import/resolver': { node: { extensions: ['.ts', '.tsx', '.js', '.json'] } },
     },
     linterOptions: { reportUnusedDisableDirectives: 'off' },
     rules: {
@@ -57,7 +57,7 @@ module.exports = tseslint.config(
     },
   },
   {
-    files: ['src/api/**/*.ts'],
+    files: ['src/api/**/*.ts', 'src/api/**/*.tsx'],
     rules: {
       '@typescript-eslint/no-restricted-imports': restricted({
         regex: '(^|/)(activities|workflows)(/|$)',
@@ -66,7 +66,7 @@ module.exports = tseslint.config(
     },
   },
   {
-    files: ['src/services/**/*.ts'],
+    files: ['src/services/**/*.ts', 'src/services/**/*.tsx'],
     rules: {
       '@typescript-eslint/no-restricted-imports': restricted({
         regex: '(^|/)workflows(/|$)',

@@ -1,7 +1,11 @@
 /** @type {import('jest').Config} */
 module.exports = {
   testEnvironment: 'node',
-  transform: { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022' } }] },
+  // .tsx: the server-rendered pages (preact's automatic JSX runtime, as tsconfig.json says).
+  transform: {
+    '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022' } }],
+    '^.+\\.tsx$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript', tsx: true }, transform: { react: { runtime: 'automatic', importSource: 'preact' } } } }],
+  },
   testMatch: ['<rootDir>/test/**/*.test.ts'],
   // test/cluster needs the real Temporal server: its own run (jest.cluster.config.js, scripts/test.sh).
   testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/cluster/'],

@@ -5,40 +5,13 @@
 import { Registry } from 'prom-client';
 import { useTestDatabase } from '../support/db';
 import { newAccount, startTestApi } from '../support/api';
+import { consoleBrowser } from '../support/consoleBrowser';
 import { createApiMetrics } from '../../src/metrics/api';
 import { AUTH_LIMITS, AuthThrottle } from '../../src/api/auth/throttle';
 
 useTestDatabase();
 
-/** One browser's cookie jar over fetch, from a chosen client address (the app trusts its loopback proxy). */
-function browser(base: string, ip: string) {
-  const jar = new Map<string, string>();
-  async function go(method: string, path: string, form?: Record<string, string>) {
-    const res = await fetch(base + path, {
-      method,
-      redirect: 'manual',
-      headers: {
-        ...(ip ? { 'X-Forwarded-For': ip } : {}),
-        Cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; '),
-        ...(form ? { 'Content-Type': 'application/x-www-form-urlencoded' } : {}),
-      },
-      body: form ? new URLSearchParams(form).toString() : undefined,
-    });
-    for (const c of res.headers.getSetCookie()) {
-      const [pair = ''] = c.split(';');
-      const i = pair.indexOf('=');
-      if (pair.slice(i + 1)) jar.set(pair.slice(0, i), pair.slice(i + 1));
-      else jar.delete(pair.slice(0, i));
-    }
-    return { status: res.status, text: await res.text(), headers: res.headers };
-  }
-  async function signIn(email: string, password: string) {
-    const form = await go('GET', '/console/sign-in');
-    const csrf = /name="csrf_token" value="([^"]+)"/.exec(form.text)?.[1] ?? '';
-    return go('POST', '/console/sign-in', { csrf_token: csrf, email, password });
-  }
-  return { go, jar, signIn };
-}
+const browser = consoleBrowser;
 
 async function rejections(metrics: ReturnType<typeof createApiMetrics>, limiter: string) {
   return (await metrics.rateLimitRejections.get()).values.find((v) => v.labels.limiter === limiter)?.value;

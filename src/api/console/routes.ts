@@ -26,7 +26,8 @@ import { collectionsCsv, mrrCsv, presentCollections, presentMrrReport, presentRe
 import { workflowIds } from '../../temporal/workflowIds';
 import { monthRangeQuery, receivablesQuery } from '../reports/schema';
 import { sendCsv } from '../reports/routes';
-import { collectionsPage, errorPage, lifecyclePage, overviewPage, receivablesPage, signInPage, subscriptionsPage } from './views';
+import { pendingClaimsWithEvidence } from '../../services/consoleClaims';
+import { claimsPage, collectionsPage, errorPage, lifecyclePage, overviewPage, receivablesPage, signInPage, subscriptionsPage } from './views';
 
 export const SESSION_COOKIE = 'console_session';
 const SIGN_IN_CSRF_COOKIE = 'console_csrf';
@@ -232,6 +233,11 @@ export function consolePages(router: Router<AppState>, deps: RouteDeps) {
     const s = ctx.state.session!;
     const { from, to, result } = await collections(sessionScope(s), monthRangeQuery(ctx.query));
     html(ctx, 200, collectionsPage(s, presentCollections(from, to, result)));
+  });
+
+  router.get('/console/claims', shell, signedIn, async (ctx: CCtx) => {
+    const s = ctx.state.session!;
+    html(ctx, 200, claimsPage(s, await pendingClaimsWithEvidence(sessionScope(s))));
   });
 
   // CSV downloads: the same services and CSV presenters as /v1/reports, with the session's scope.

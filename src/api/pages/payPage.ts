@@ -1,6 +1,6 @@
 /**
  * `GET /pay/<secret>`: the customer's payment page, rendered on the server
- * (src/presenters/payPage.ts) and enhanced by one script file, `GET /pay/assets/payPage.<hash>.js`,
+ * (src/presenters/payPage.tsx) and enhanced by one script file, `GET /pay/assets/payPage.<hash>.js`,
  * the only script its CSP allows. `GET /pay/<secret>/qr.svg` draws the QR code of a payment URI.
  */
 import { readFileSync } from 'node:fs';

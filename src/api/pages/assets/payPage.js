@@ -1,6 +1,6 @@
 /*
  * The pay page's script (served as a file: the page's CSP allows no inline script). The page is
- * complete without it (rendered on the server by src/presenters/payPage.ts); this adds copy
+ * complete without it (rendered on the server by src/presenters/payPage.tsx); this adds copy
  * buttons, a countdown to expiry, live status by polling the public link endpoint, and the
  * ALTCHA proof of work that the claim form needs.
  */
@@ -83,7 +83,7 @@
     invoices.forEach(function (i) {
       var tr = document.createElement('tr');
       tr.setAttribute('data-invoice-id', i.id);
-      // As src/presenters/payPage.ts invoiceAmount renders it.
+      // As src/presenters/payPage.tsx invoiceAmount renders it.
       var amount = i.status === 'paid' ? i.total_amount + ' USD, paid' : i.amount_due === i.total_amount ? i.total_amount + ' USD' : i.total_amount + ' USD, ' + i.amount_due + ' USD due';
       [i.id, i.due_date, amount].forEach(function (text, n) {
         var td = document.createElement('td'); td.textContent = text; td.className = n === 0 ? 'id' : n === 2 ? 'num' : ''; tr.appendChild(td);

@@ -1,3 +1,4 @@
+/** @jsxImportSource preact */
 /**
  * The customer's pay page (`/pay/<secret>`) as HTML, rendered on the server from what the public
  * link endpoint answers, so it is complete before any script runs: what is being paid, the
@@ -6,7 +7,8 @@
  * copy buttons, a countdown, live status by polling, the proof of work for the claim.
  */
 import { createHash } from 'node:crypto';
-import { escapeHtml as h } from '../lib/html';
+import type { ComponentChildren } from 'preact';
+import { InlineStyle, renderDocument } from '../lib/html';
 import { paymentStatusText } from '../cryptocurrency/paymentStatus';
 import type { ClosedPublicLink, PublicPaymentClaimLink } from '../services/publicPaymentClaimLinks';
 
@@ -102,100 +104,118 @@ function invoiceAmount(i: OpenPublicLink['invoices'][number]): string {
   return i.amount_due === i.total_amount ? `${i.total_amount} USD` : `${i.total_amount} USD, ${i.amount_due} USD due`;
 }
 
-function invoicesTable(link: OpenPublicLink): string {
-  const rows = link.invoices
-    .map((i) => `<tr data-invoice-id="${h(i.id)}"><td class="id">${h(i.id)}</td><td>${h(i.due_date)}</td><td class="num">${h(invoiceAmount(i))}</td></tr>`)
-    .join('\n');
-  const price = link.price ? `<p>Price: <strong>${h(link.price.amount)} ${h(link.price.currency.toUpperCase())}</strong></p>` : '';
+function InvoicesTable({ link }: { link: OpenPublicLink }) {
   // A price link asks for the price, not for the invoices (whose total would not match).
-  const table = link.invoices.length && !link.price
-    ? `<table id="invoices">
-<caption class="sr-only">Invoices being paid</caption>
-<thead><tr><th scope="col">Invoice</th><th scope="col">Due date</th><th scope="col" class="num">Amount</th></tr></thead>
-<tbody>
-${rows}
-</tbody>
-<tfoot><tr><th scope="row" colspan="2">Total due</th><td class="num"><span id="amount-due">${h(link.amount_due)}</span> USD</td></tr></tfoot>
-</table>`
-    : `<p>Total due: <strong><span id="amount-due">${h(link.amount_due)}</span> USD</strong></p>`;
-  return `<section aria-labelledby="what-heading">
-<h2 id="what-heading">What you are paying</h2>
-${price}${table}
-</section>`;
+  return (
+    <section aria-labelledby="what-heading">
+      <h2 id="what-heading">What you are paying</h2>
+      {link.price ? <p>Price: <strong>{`${link.price.amount} ${link.price.currency.toUpperCase()}`}</strong></p> : null}
+      {link.invoices.length && !link.price ? (
+        <table id="invoices">
+          <caption class="sr-only">Invoices being paid</caption>
+          <thead><tr><th scope="col">Invoice</th><th scope="col">Due date</th><th scope="col" class="num">Amount</th></tr></thead>
+          <tbody>
+            {link.invoices.map((i) => (
+              <tr data-invoice-id={i.id}><td class="id">{i.id}</td><td>{i.due_date}</td><td class="num">{invoiceAmount(i)}</td></tr>
+            ))}
+          </tbody>
+          <tfoot><tr><th scope="row" colSpan={2}>Total due</th><td class="num"><span id="amount-due">{link.amount_due}</span> USD</td></tr></tfoot>
+        </table>
+      ) : (
+        <p>Total due: <strong><span id="amount-due">{link.amount_due}</span> USD</strong></p>
+      )}
+    </section>
+  );
 }
 
-function payOption(link: OpenPublicLink, a: OpenPublicLink['pay_to'][number], n: number): string {
+function PayOption({ link, a, n }: { link: OpenPublicLink; a: OpenPublicLink['pay_to'][number]; n: number }) {
   const quote = link.quotes.find((q) => q.currency === a.currency);
-  const amount = a.amount
-    ? `<div class="row"><span>Amount <span class="estimate">estimate</span></span>
-<span class="value" id="amount-${n}" data-field="amount">${h(a.amount)}</span><span>${h(a.currency)}</span>
-<button type="button" class="copy" data-copy="amount-${n}" data-label="Copy amount" hidden>Copy amount</button></div>
-<p class="muted" data-field="rate">Estimated from ${h(link.amount_due)} USD at 1 ${h(a.currency)} = ${h(quote?.usd_price ?? '?')} USD; this page updates it when the price changes.</p>`
-    : `<p class="muted">Amount: ${h(link.amount_due)} USD in ${h(a.currency)} (no price available; enter the amount in your wallet).</p>`;
   const alt = a.amount ? `QR code: pay about ${a.amount} ${a.currency} to ${a.address}` : `QR code: the ${a.currency} address ${a.address}`;
-  return `<div class="option" data-option="${n}" data-currency="${h(a.currency)}" data-address="${h(a.address)}">
-<h3>Pay with ${h(a.currency)}</h3>
-<img class="qr" src="${h(a.qr_code_url)}" width="220" height="220" alt="${h(alt)}">
-${amount}
-<div class="row"><span>Address</span>
-<span class="value" id="address-${n}">${h(a.address)}</span>
-<button type="button" class="copy" data-copy="address-${n}" data-label="Copy address" hidden>Copy address</button></div>
-<p class="row"><a class="wallet-link" href="${h(a.payment_uri)}">Open in a wallet app</a><a href="${h(a.explorer.url)}" rel="noopener noreferrer" target="_blank">Check the address on ${h(a.explorer.name)}</a></p>
-</div>`;
+  return (
+    <div class="option" data-option={n} data-currency={a.currency} data-address={a.address}>
+      <h3>Pay with {a.currency}</h3>
+      <img class="qr" src={a.qr_code_url} width="220" height="220" alt={alt} />
+      {a.amount ? (
+        <>
+          <div class="row">
+            <span>Amount <span class="estimate">estimate</span></span>
+            <span class="value" id={`amount-${n}`} data-field="amount">{a.amount}</span><span>{a.currency}</span>
+            <button type="button" class="copy" data-copy={`amount-${n}`} data-label="Copy amount" hidden>Copy amount</button>
+          </div>
+          <p class="muted" data-field="rate">{`Estimated from ${link.amount_due} USD at 1 ${a.currency} = ${quote?.usd_price ?? '?'} USD; this page updates it when the price changes.`}</p>
+        </>
+      ) : (
+        <p class="muted">{`Amount: ${link.amount_due} USD in ${a.currency} (no price available; enter the amount in your wallet).`}</p>
+      )}
+      <div class="row">
+        <span>Address</span>
+        <span class="value" id={`address-${n}`}>{a.address}</span>
+        <button type="button" class="copy" data-copy={`address-${n}`} data-label="Copy address" hidden>Copy address</button>
+      </div>
+      <p class="row">
+        <a class="wallet-link" href={a.payment_uri}>Open in a wallet app</a>
+        <a href={a.explorer.url} rel="noopener noreferrer" target="_blank">Check the address on {a.explorer.name}</a>
+      </p>
+    </div>
+  );
 }
 
-function paySection(link: OpenPublicLink, paid: boolean): string {
-  const options = link.pay_to.length
-    ? link.pay_to.map((a, n) => payOption(link, a, n)).join('\n')
-    : '<p>No payment address has been set up yet. Please contact the sender of this link.</p>';
-  return `<section id="pay" aria-labelledby="pay-heading"${paid ? ' hidden' : ''}>
-<h2 id="pay-heading">How to pay</h2>
-<p id="expiry">This link expires <time id="expires-at" datetime="${h(link.expires_at)}">${h(utc(link.expires_at))}</time><span id="countdown"></span>.</p>
-${options}
-<p id="copy-status" class="sr-only" role="status" aria-live="polite"></p>
-</section>`;
+function PaySection({ link, paid }: { link: OpenPublicLink; paid: boolean }) {
+  return (
+    <section id="pay" aria-labelledby="pay-heading" hidden={paid}>
+      <h2 id="pay-heading">How to pay</h2>
+      <p id="expiry">This link expires <time id="expires-at" datetime={link.expires_at}>{utc(link.expires_at)}</time><span id="countdown"></span>.</p>
+      {link.pay_to.length
+        ? link.pay_to.map((a, n) => <PayOption link={link} a={a} n={n} />)
+        : <p>No payment address has been set up yet. Please contact the sender of this link.</p>}
+      <p id="copy-status" class="sr-only" role="status" aria-live="polite"></p>
+    </section>
+  );
 }
 
-function claimForm(link: OpenPublicLink, paid: boolean): string {
+function ClaimForm({ link, paid }: { link: OpenPublicLink; paid: boolean }) {
   const currencies = [...new Set(link.pay_to.map((a) => a.currency))];
-  const option = (v: string, attrs = '') => `<option value="${h(v)}"${attrs}>${h(v)}</option>`;
-  return `<form id="claim-form" aria-labelledby="claim-heading" novalidate${paid || !link.pay_to.length ? ' hidden' : ''}>
-<h2 id="claim-heading">Already paid? Tell us about it</h2>
-<p class="muted">Paid, and the status above has not changed? Send us the transaction hash and we will check it.</p>
-<noscript><p>Sending this form needs JavaScript (it runs a short anti-spam check in your browser).</p></noscript>
-<label for="currency">Currency</label>
-<select id="currency" name="currency" required>${currencies.map((c) => option(c)).join('')}</select>
-<label for="to_address">Sent to address</label>
-<select id="to_address" name="to_address" required>${link.pay_to.map((a) => option(a.address, ` data-currency="${h(a.currency)}"`)).join('')}</select>
-<label for="amount">Amount sent</label>
-<input id="amount" name="amount" inputmode="decimal" placeholder="0.015" required autocomplete="off">
-<label for="transaction_id">Transaction hash</label>
-<input id="transaction_id" name="transaction_id" required autocomplete="off" spellcheck="false">
-<button id="submit" type="submit">Submit payment claim</button>
-<p id="form-error" class="alert" role="alert" hidden></p>
-</form>
-<section id="done" role="status" hidden></section>`;
+  return (
+    <>
+      <form id="claim-form" aria-labelledby="claim-heading" novalidate hidden={paid || !link.pay_to.length}>
+        <h2 id="claim-heading">Already paid? Tell us about it</h2>
+        <p class="muted">Paid, and the status above has not changed? Send us the transaction hash and we will check it.</p>
+        <noscript><p>Sending this form needs JavaScript (it runs a short anti-spam check in your browser).</p></noscript>
+        <label for="currency">Currency</label>
+        <select id="currency" name="currency" required>{currencies.map((c) => <option value={c}>{c}</option>)}</select>
+        <label for="to_address">Sent to address</label>
+        <select id="to_address" name="to_address" required>{link.pay_to.map((a) => <option value={a.address} data-currency={a.currency}>{a.address}</option>)}</select>
+        <label for="amount">Amount sent</label>
+        <input id="amount" name="amount" inputmode="decimal" placeholder="0.015" required autocomplete="off" />
+        <label for="transaction_id">Transaction hash</label>
+        <input id="transaction_id" name="transaction_id" required autocomplete="off" spellcheck={false} />
+        <button id="submit" type="submit">Submit payment claim</button>
+        <p id="form-error" class="alert" role="alert" hidden></p>
+      </form>
+      <section id="done" role="status" hidden></section>
+    </>
+  );
 }
 
-function document(title: string, body: string, script: PayPageScript | null): string {
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<title>${h(title)}</title>
-<style>${PAY_PAGE_STYLE}</style>
-${script ? `<script src="${h(script.path)}" integrity="${h(script.integrity)}" defer></script>` : ''}
-</head>
-<body>
-<main>
-<h1>Payment</h1>
-${body}
-</main>
-</body>
-</html>
-`;
+function document(title: string, body: ComponentChildren, script: PayPageScript | null): string {
+  return renderDocument(
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <meta name="referrer" content="no-referrer" />
+        <title>{title}</title>
+        <InlineStyle css={PAY_PAGE_STYLE} />
+        {script ? <script src={script.path} integrity={script.integrity} defer></script> : null}
+      </head>
+      <body>
+        <main>
+          <h1>Payment</h1>
+          {body}
+        </main>
+      </body>
+    </html>,
+  );
 }
 
 /**
@@ -204,15 +224,22 @@ ${body}
  */
 export function renderPayPage(view: PayPageView, script: PayPageScript, apiPath: string): string {
   if (!view || !view.usable) {
-    return document('Payment link unavailable', `<section id="unusable" class="alert" role="alert" data-status="${h(view?.status ?? 'missing')}"><p>${h(closedText(view))}</p></section>`, null);
+    return document(
+      'Payment link unavailable',
+      <section id="unusable" class="alert" role="alert" data-status={view?.status ?? 'missing'}><p>{closedText(view)}</p></section>,
+      null,
+    );
   }
   const paid = view.payment_status.state === 'paid';
-  const body = `<div id="pay-page" data-api="${h(apiPath)}" data-expires-at="${h(view.expires_at)}">
-<section id="status" class="status" role="status" aria-live="polite" data-state="${h(view.payment_status.state)}"><p id="status-text">${h(paymentStatusText(view.payment_status))}</p></section>
-<section id="unusable" class="alert" role="alert" hidden></section>
-${invoicesTable(view)}
-${paySection(view, paid)}
-${claimForm(view, paid)}
-</div>`;
-  return document(paid ? 'Paid' : 'Payment', body, script);
+  return document(
+    paid ? 'Paid' : 'Payment',
+    <div id="pay-page" data-api={apiPath} data-expires-at={view.expires_at}>
+      <section id="status" class="status" role="status" aria-live="polite" data-state={view.payment_status.state}><p id="status-text">{paymentStatusText(view.payment_status)}</p></section>
+      <section id="unusable" class="alert" role="alert" hidden></section>
+      <InvoicesTable link={view} />
+      <PaySection link={view} paid={paid} />
+      <ClaimForm link={view} paid={paid} />
+    </div>,
+    script,
+  );
 }
