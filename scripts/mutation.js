@@ -8,6 +8,7 @@
  */
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
+const os = require('node:os');
 const path = require('node:path');
 
 const ROOT = path.resolve(__dirname, '..');
@@ -40,6 +41,8 @@ const pct = ({ detected, undetected }) => (detected + undetected === 0 ? 100 : (
 
 function main() {
   const args = process.argv.slice(2);
+  // Niceness 10, inherited by Stryker and its Jest workers: the run yields to other work on the machine.
+  try { os.setPriority(Math.max(os.getPriority(), 10)); } catch { /* not permitted: run at the current priority */ }
   const run = spawnSync(process.execPath, [path.join(path.dirname(require.resolve('@stryker-mutator/core/package.json')), 'bin/stryker.js'), 'run', ...args], { cwd: ROOT, stdio: 'inherit' });
   if (run.status !== 0) {
     console.error(`stryker failed (exit ${run.status ?? run.signal})`);

@@ -96,11 +96,11 @@ describe('supported currencies', () => {
 });
 
 describe('toChecksumAddress', () => {
-  it('takes 40 hex digits with or without 0x, nothing else', () => {
+  it('takes 40 hex digits with or without a leading 0x, nothing else (no 0x inside)', () => {
     const body = ETH_EIP55.slice(2).toLowerCase();
     expect(toChecksumAddress(body)).toBe(ETH_EIP55);
     expect(toChecksumAddress(`0X${body}`.toLowerCase())).toBe(ETH_EIP55);
-    for (const bad of [`${body}0`, body.slice(1), `0x${body}0`, `00x${body}`, `x0${body}`, `0x${body.slice(1)}g`]) {
+    for (const bad of [`${body}0`, body.slice(1), `0x${body}0`, `00x${body}`, `x0${body}`, `0x${body.slice(1)}g`, `${body.slice(0, 2)}0x${body.slice(2)}`]) {
       expect(() => toChecksumAddress(bad)).toThrow(new TypeError('expected 0x + 40 hex digits'));
     }
   });
@@ -112,5 +112,17 @@ describe('explorerFor', () => {
     expect(explorerFor('BTC', 'not-an-address', true).url).toBe('https://mempool.space/testnet/address/not-an-address');
     expect(explorerFor('BTC', BTC_BECH32, true).url).toBe(`https://mempool.space/address/${BTC_BECH32}`);
     expect(explorerFor('BTC', BTC_TESTNET_BECH32, false).url).toBe(`https://mempool.space/address/${BTC_TESTNET_BECH32}`);
+  });
+});
+
+describe('base58 addresses that contain a segwit prefix', () => {
+  // A P2PKH address (version 0x00, hash160 = the first 20 bytes of sha256("193")) with "Bc1" inside:
+  // only a leading bc1/tb1/bcrt1 makes an address bech32, so this one is base58 and valid.
+  const address = '1AWYykEnbE3xRnYDyBc15VNzquHDyoL7MD';
+
+  it('are validated as base58, not as bech32', () => {
+    expect(address).toBe(b58c.encode(Uint8Array.of(0x00, ...sha256(new TextEncoder().encode('193')).subarray(0, 20))));
+    expect(reason('BTC', address, 'mainnet')).toBe('ok p2pkh mainnet');
+    expect(validateAddress('BTC', address, 'mainnet')).toEqual({ ok: true, canonical: address, kind: 'p2pkh', network: 'mainnet' });
   });
 });

@@ -29,6 +29,7 @@ describe('decimalPlacesOf', () => {
 describe('formatCryptoAmount', () => {
   it('refuses an unsupported currency, a non-finite or an over-precise Decimal with its reason', () => {
     expect(() => formatCryptoAmount('DOGE' as 'BTC', '1')).toThrow(new RangeError('unsupported currency DOGE'));
+    expect(() => formatCryptoAmount('DOGE' as 'BTC', new Decimal(1))).toThrow(new RangeError('unsupported currency DOGE'));
     expect(() => formatCryptoAmount('BTC', new Decimal(Infinity))).toThrow(new RangeError('amount must be finite'));
     expect(() => formatCryptoAmount('BTC', new Decimal(NaN))).toThrow(new RangeError('amount must be finite'));
     expect(() => formatCryptoAmount('BTC', new Decimal('0.000000001'))).toThrow(new RangeError('BTC amounts have at most 8 decimal places'));

@@ -34,4 +34,10 @@ describe('console device cookie edges', () => {
     const mac = createHmac('sha256', key).update(`console-device\no@x.io\n0${issued}\ndevice-1`).digest('base64url');
     expect(deviceOf(key, `0${issued}.device-1.${mac}`, 'o@x.io', now)).toBe('device-1');
   });
+
+  it('refuses a cookie with an empty device id, even when signed', () => {
+    const cookie = deviceCookie(key, 'o@x.io', now, '');
+    expect(cookie.split('.')[1]).toBe('');
+    expect(deviceOf(key, cookie, 'o@x.io', now)).toBeNull();
+  });
 });
