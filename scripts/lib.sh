@@ -58,11 +58,26 @@ any_dead() {
   return 1
 }
 
-wait_for_http() { # url name seconds
-  local url=$1 name=$2 secs=${3:-60} i
-  for ((i = 0; i < secs * 2; i++)); do
-    if any_dead; then log "a process exited while waiting for $name"; return 1; fi
-    if node -e "fetch(process.argv[1]).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))" "$url"; then return 0; fi
+# One HTTP GET, 2xx or not, without starting a process: curl when the machine has it, else bash's
+# /dev/tcp (http:// only).
+http_ok() { # url
+  if command -v curl >/dev/null; then curl -fsS -o /dev/null --max-time 2 "$1" 2>/dev/null; return; fi
+  local rest=${1#http://} hostport path status
+  hostport=${rest%%/*}; path=/${rest#*/}; [[ "$rest" == */* ]] || path=/
+  (
+    exec 3<>"/dev/tcp/${hostport%%:*}/${hostport##*:}" || exit 1
+    printf 'GET %s HTTP/1.0\r\nHost: %s\r\nConnection: close\r\n\r\n' "$path" "$hostport" >&3
+    IFS=' ' read -r -t 2 _ status _ <&3 || exit 1
+    [[ "$status" == 2?? ]]
+  ) 2>/dev/null
+}
+
+wait_for_http() { # url name seconds [logdir: supervised processes that die meanwhile are restarted]
+  local url=$1 name=$2 secs=${3:-60} logs=${4:-} end=$((SECONDS + ${3:-60}))
+  while (( SECONDS < end )); do
+    if [[ -n "$logs" ]]; then restart_dead "$logs" || return 1
+    elif any_dead; then log "a process exited while waiting for $name"; return 1; fi
+    if http_ok "$url"; then return 0; fi
     sleep 0.5
   done
   log "$name not healthy at $url within ${secs}s"; return 1
@@ -99,33 +114,39 @@ supervise() { # name func
   SUP_NAMES+=("$1"); SUP_FUNCS+=("$2"); SUP_PIDS+=("${PIDS[-1]}"); SUP_STARTED+=("$SECONDS"); SUP_FAILS+=(0)
 }
 
-# Restarts what dies, after 1, 2, 4 ... 30 s. A process that ran for SUPERVISE_STABLE_SECONDS (60)
+# Restarts what died, after 1, 2, 4 ... 30 s. A process that ran for SUPERVISE_STABLE_SECONDS (60)
 # before dying starts a fresh count; one that dies SUPERVISE_MAX_FAILURES (5) times in a row
-# without running that long stops everything with exit 1.
-supervise_forever() { # logdir
+# without running that long makes it return 1 (the caller stops everything). One pass over the
+# supervised processes: supervise_forever loops on it, and so does wait_for_http during start-up.
+restart_dead() { # logdir
   local logs=$1 i pid delay max="${SUPERVISE_MAX_FAILURES:-5}" stable="${SUPERVISE_STABLE_SECONDS:-60}"
+  for i in "${!SUP_NAMES[@]}"; do
+    pid="${SUP_PIDS[$i]}"
+    kill -0 "$pid" 2>/dev/null && continue
+    local code=0; wait "$pid" 2>/dev/null || code=$?
+    if (( SECONDS - SUP_STARTED[i] >= stable )); then SUP_FAILS[i]=0; fi
+    SUP_FAILS[i]=$((SUP_FAILS[i] + 1))
+    if (( SUP_FAILS[i] > max )); then
+      log "${SUP_NAMES[$i]} (pid $pid) exited (status $code) ${SUP_FAILS[$i]} times in a row; stopping everything (logs: $logs/)"
+      return 1
+    fi
+    delay=$(( 1 << (SUP_FAILS[i] - 1) )); (( delay > 30 )) && delay=30
+    log "${SUP_NAMES[$i]} (pid $pid) exited (status $code); restarting it in ${delay}s (failure ${SUP_FAILS[$i]} of $max in a row; logs: $logs/)"
+    sleep "$delay"
+    forget_pid "$pid"
+    local before=${#PIDS[@]} ok=0
+    "${SUP_FUNCS[$i]}" && ok=1
+    # The new process, if its start function got that far ("none" reads as dead: tried again next round).
+    if (( ${#PIDS[@]} > before )); then SUP_PIDS[i]="${PIDS[-1]}"; else SUP_PIDS[i]=none; fi
+    SUP_STARTED[i]=$SECONDS
+    if (( ok )); then log "${SUP_NAMES[$i]} restarted (pid ${SUP_PIDS[$i]})"; else log "${SUP_NAMES[$i]} did not come back; trying again"; fi
+  done
+  return 0
+}
+
+supervise_forever() { # logdir
   while true; do
-    for i in "${!SUP_NAMES[@]}"; do
-      pid="${SUP_PIDS[$i]}"
-      kill -0 "$pid" 2>/dev/null && continue
-      local code=0; wait "$pid" 2>/dev/null || code=$?
-      if (( SECONDS - SUP_STARTED[i] >= stable )); then SUP_FAILS[i]=0; fi
-      SUP_FAILS[i]=$((SUP_FAILS[i] + 1))
-      if (( SUP_FAILS[i] > max )); then
-        log "${SUP_NAMES[$i]} (pid $pid) exited (status $code) ${SUP_FAILS[$i]} times in a row; stopping everything (logs: $logs/)"
-        exit 1
-      fi
-      delay=$(( 1 << (SUP_FAILS[i] - 1) )); (( delay > 30 )) && delay=30
-      log "${SUP_NAMES[$i]} (pid $pid) exited (status $code); restarting it in ${delay}s (failure ${SUP_FAILS[$i]} of $max in a row; logs: $logs/)"
-      sleep "$delay"
-      forget_pid "$pid"
-      local before=${#PIDS[@]} ok=0
-      "${SUP_FUNCS[$i]}" && ok=1
-      # The new process, if its start function got that far ("none" reads as dead: tried again next round).
-      if (( ${#PIDS[@]} > before )); then SUP_PIDS[i]="${PIDS[-1]}"; else SUP_PIDS[i]=none; fi
-      SUP_STARTED[i]=$SECONDS
-      if (( ok )); then log "${SUP_NAMES[$i]} restarted (pid ${SUP_PIDS[$i]})"; else log "${SUP_NAMES[$i]} did not come back; trying again"; fi
-    done
+    restart_dead "$1" || exit 1
     sleep 1
   done
 }
@@ -176,6 +197,30 @@ start_ferretdb() { # port datadir logfile [postgresql <url> | sqlite]
   start_bg "$logfile" "${GO_SERVER_ENV[@]}" "$TOOLS/bin/ferretdb" --debug-addr="127.0.0.1:$debug_port" "${backend[@]}" \
     --state-dir="$dir/state" --listen-addr="127.0.0.1:$port" --telemetry=disable --log-level=warn >/dev/null
   wait_for_port "$port" ferretdb 60 || { tail -n 20 "$logfile" >&2; return 1; }
+}
+
+# --- Redis (the API's shared rate-limit counters, REDIS_URL) -------------------------------------
+redis_bin() {
+  local b
+  for b in "$(command -v redis-server 2>/dev/null)" /usr/bin/redis-server; do [[ -n "$b" && -x "$b" ]] && { echo "$b"; return 0; }; done
+  return 1
+}
+
+ensure_redis() {
+  redis_bin >/dev/null && return 0
+  apt_install "Redis (the API's shared counters)" redis-server && redis_bin >/dev/null
+}
+
+# Debian's redis-server in the foreground, on 127.0.0.1:<port> only (protected mode on), no
+# persistence (the counters are one-minute windows: losing them on a restart costs one window)
+# and no Debian service: the process is ours, started with start_bg (supervised/stopped like the rest).
+start_redis() { # port datadir logfile
+  local port=$1 dir=$2 logfile=$3 bin
+  bin="$(redis_bin)" || { log "redis-server is missing (ensure_redis)"; return 1; }
+  mkdir -p "$dir"
+  start_bg "$logfile" "$bin" --bind 127.0.0.1 --port "$port" --protected-mode yes --dir "$dir" \
+    --save '' --appendonly no --daemonize no --supervised no --loglevel warning --maxmemory 256mb --maxmemory-policy volatile-ttl >/dev/null
+  wait_for_port "$port" redis 30 || { tail -n 20 "$logfile" >&2; return 1; }
 }
 
 # --- PostgreSQL (FerretDB's backend) ---------------------------------------------------------

@@ -26,6 +26,15 @@ ensure_node_modules
 ensure_tools all
 RUNTIME="${RUNTIME:-node}"
 set_runtime_cmd "$RUNTIME"
+# API_PROCESSES and WORKERS (README, "Several API processes and workers"): checked before anything starts.
+WORKERS="${WORKERS:-1}" API_PROCESSES="${API_PROCESSES:-1}"
+for n in WORKERS API_PROCESSES; do
+  [[ "${!n}" =~ ^[1-9][0-9]*$ ]] || { log "$n must be an integer of 1 or more (got '${!n}')"; exit 1; }
+done
+if (( API_PROCESSES > 1 )) && [[ "$RUNTIME" == deno ]]; then
+  log "API_PROCESSES=$API_PROCESSES: under Deno the API runs as one process per port; run several on different PORTs behind a balancer (README, \"Several Deno API processes\")"
+  exit 1
+fi
 
 if [[ -z "${MONGODB_URI:-}" ]]; then
   if port_open "$MONGO_PORT"; then log "port $MONGO_PORT is busy: set MONGO_PORT or MONGODB_URI"; exit 1; fi
@@ -78,6 +87,19 @@ else
   log "using TEMPORAL_ADDRESS=$TEMPORAL_ADDRESS from the environment"
 fi
 
+# The API's rate limits count in Redis (REDIS_URL), as in production: shared by every API process.
+if [[ -z "${REDIS_URL:-}" ]]; then
+  REDIS_PORT="${REDIS_PORT:-6379}"
+  ensure_redis
+  if port_open "$REDIS_PORT"; then log "port $REDIS_PORT is busy: set REDIS_PORT or REDIS_URL"; exit 1; fi
+  log "starting Redis (rate-limit counters, no persistence) on 127.0.0.1:$REDIS_PORT"
+  start_redis_local() { start_redis "$REDIS_PORT" "$DATA/redis" "$LOGS/redis.log"; }
+  supervise redis start_redis_local
+  export REDIS_URL="redis://127.0.0.1:$REDIS_PORT"
+else
+  log "using REDIS_URL from the environment"
+fi
+
 if [[ "${DEV_CHAIN:-}" == "1" && -z "${ETH_RPC_URL:-}" ]]; then
   ETH_PORT="${ETH_PORT:-8545}"
   log "starting a local Ethereum development chain (ganache, a block every 2 s) on 127.0.0.1:$ETH_PORT"
@@ -86,13 +108,34 @@ if [[ "${DEV_CHAIN:-}" == "1" && -z "${ETH_RPC_URL:-}" ]]; then
   export ETH_CONFIRMATIONS="${ETH_CONFIRMATIONS:-2}" ETH_POLL_SECONDS="${ETH_POLL_SECONDS:-2}"
 fi
 
-log "starting worker ($RUNTIME)"
-start_worker() { start_bg "$LOGS/worker.log" "${RUNTIME_CMD[@]}" "$ROOT/worker.ts" >/dev/null; }
-supervise worker start_worker
-log "starting API on port $PORT ($RUNTIME)"
-start_api() { start_bg "$LOGS/api.log" "${RUNTIME_CMD[@]}" "$ROOT/src/api/server.ts" >/dev/null; }
+# WORKERS=N worker processes, each supervised on its own (worker-1 ...), each with its own metrics
+# ports; API_PROCESSES=N API processes on PORT: on Node one supervised primary (src/api/cluster.ts,
+# Node's cluster module) that restarts its own processes; under Deno one process only (README,
+# "Several API processes and workers").
+if (( API_PROCESSES > 1 )) && [[ -z "${REDIS_URL:-}" ]]; then
+  log "API_PROCESSES=$API_PROCESSES needs the shared rate-limit counters (REDIS_URL)"; exit 1
+fi
+export API_PROCESSES
+WORKER_METRICS_BASE="${WORKER_METRICS_PORT:-9464}" TEMPORAL_METRICS_BASE="${TEMPORAL_METRICS_PORT:-9465}"
+log "starting $WORKERS worker process(es) ($RUNTIME)"
+for ((w = 1; w <= WORKERS; w++)); do
+  # worker-1 keeps the configured ports (0 stays 0: a free port); worker-k the next pair but k-1.
+  wm=$WORKER_METRICS_BASE tm=$TEMPORAL_METRICS_BASE
+  if (( w > 1 )); then
+    (( wm > 0 )) && wm=$((wm + 2 * (w - 1)))
+    (( tm > 0 )) && tm=$((tm + 2 * (w - 1)))
+  fi
+  wlog="$LOGS/worker.log"; (( WORKERS > 1 )) && wlog="$LOGS/worker-$w.log"
+  eval "start_worker_$w() { start_bg '$wlog' env WORKER_METRICS_PORT=$wm TEMPORAL_METRICS_PORT=$tm \"\${RUNTIME_CMD[@]}\" \"\$ROOT/worker.ts\" >/dev/null; }"
+  supervise "worker-$w" "start_worker_$w"
+done
+API_ENTRY="$ROOT/src/api/server.ts"
+(( API_PROCESSES > 1 )) && API_ENTRY="$ROOT/src/api/cluster.ts"
+log "starting API on port $PORT ($RUNTIME, $API_PROCESSES process(es))"
+start_api() { start_bg "$LOGS/api.log" "${RUNTIME_CMD[@]}" "$API_ENTRY" >/dev/null; }
 supervise api start_api
-wait_for_http "http://127.0.0.1:$PORT/readyz" api 120 || { tail -n 30 "$LOGS/api.log" "$LOGS/worker.log" >&2; exit 1; }
+# Supervision covers this wait too: a part that dies before the API answers is restarted.
+wait_for_http "http://127.0.0.1:$PORT/readyz" api 120 "$LOGS" || { tail -n 30 "$LOGS/api.log" "$LOGS"/worker*.log >&2; exit 1; }
 
 cat <<MSG
 

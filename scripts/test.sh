@@ -40,6 +40,12 @@ TEMPORAL_PORT="$(free_port)"
 log "starting Temporal dev server on 127.0.0.1:$TEMPORAL_PORT"
 start_temporal_dev "$TEMPORAL_PORT" 0 "$RUN/temporal.db" "$RUN/temporal.log" --headless
 
+ensure_redis
+REDIS_PORT="$(free_port)"
+log "starting Redis on 127.0.0.1:$REDIS_PORT"
+start_redis "$REDIS_PORT" "$RUN/redis" "$RUN/redis.log"
+export TEST_REDIS_URL="redis://127.0.0.1:$REDIS_PORT"
+
 export TEST_MONGODB_URL="mongodb://127.0.0.1:$MONGO_PORT"
 export TEST_TEMPORAL_ADDRESS="127.0.0.1:$TEMPORAL_PORT"
 export TEST_TEMPORAL_CLI="$TOOLS/bin/temporal"

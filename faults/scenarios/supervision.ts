@@ -70,7 +70,7 @@ export async function crashedProcessIsRestarted(ctx: ScenarioContext): Promise<S
       return !!now && now !== worker;
     }, 60_000, 250);
     recovered = Math.max(recovered, (Date.now() - t1) / 1000);
-    if (!logContains(log, 'worker restarted')) problems.push('no "worker restarted" line in the start log');
+    if (!logContains(log, 'worker-1 restarted')) problems.push('no "worker-1 restarted" line in the start log');
 
     // 2. The API dies: restarted and serving again.
     const api = part('server.ts')!;

@@ -5,6 +5,17 @@ import { createApp } from './app';
 import { bootProcess } from '../startup/process';
 import { configWarnings } from '../config';
 import { httpServer } from './httpServer';
+import { createApiMetrics } from '../metrics/api';
+import { redisCounters } from './middleware/rateLimit';
+import { Redis } from 'ioredis';
+import { AUTH_LIMITS, AuthThrottle } from './auth/throttle';
+import { memoryThrottleStore, redisThrottleStore, withFallback } from './auth/throttleStore';
+
+/**
+ * The rate limits' Redis client: no queue while disconnected and at most 500 ms per command, so a
+ * Redis that is down or stuck costs a request at most that before its hit is counted in memory.
+ */
+const REDIS_OPTIONS = { enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: 500 };
 
 /** How long no request must be in flight before the listener closes. */
 const QUIET_MS = 300;
@@ -12,8 +23,27 @@ const QUIET_MS = 300;
 async function main() {
   const { deps, config, logger, temporal, stopDomains } = await bootProcess('api');
   for (const warning of configWarnings(config)) logger.warn(warning);
+  const metrics = createApiMetrics();
+  // The rate limits count in Redis when REDIS_URL is set (shared by every API process), else in this process's memory.
+  const redis = config.redisUrl ? new Redis(config.redisUrl, REDIS_OPTIONS) : null;
+  let lastFailureLog = 0;
+  redis?.on('error', () => undefined); // each failed call is reported below; ioredis reconnects by itself
+  const storeFailed = (what: string) => (err: unknown) => {
+    metrics.counterStoreFailures.inc({ store: what });
+    if (Date.now() - lastFailureLog < 10_000) return;
+    lastFailureLog = Date.now();
+    logger.error({ err, store: what }, 'shared counter store (Redis) failed: counting in this process until it is back');
+  };
+  const counters = redis ? redisCounters(redis, storeFailed('rate_limits')) : undefined;
+  // The sign-in throttle's counts too; its queue of checks stays per process (CPU protection).
+  const authThrottle = redis
+    ? new AuthThrottle(AUTH_LIMITS, Date.now, undefined, withFallback(redisThrottleStore(redis, AUTH_LIMITS.forgetAfterMs), memoryThrottleStore(AUTH_LIMITS.forgetAfterMs), storeFailed('sign_in')))
+    : undefined;
   const app = createApp({
     ...deps,
+    metrics,
+    counters,
+    authThrottle,
     probes: [
       { name: 'database', check: pingDatabase },
       { name: 'temporal', check: () => pingTemporal(temporal) },
@@ -55,6 +85,7 @@ async function main() {
       await stopDomains().catch(() => undefined);
       await temporal.connection.close().catch(() => undefined);
       await disconnectDatabase().catch(() => undefined);
+      redis?.disconnect();
       logger.info('api stopped');
       process.exit(0);
     })();

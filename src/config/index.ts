@@ -17,7 +17,7 @@ export const CONFIG_VARIABLES = [
   'WORKER_METRICS_PORT', 'TEMPORAL_METRICS_PORT', 'WORKER_MAX_CACHED_WORKFLOWS',
   'DB_UNAVAILABLE_TIMEOUT_MS', 'TEMPORAL_CLIENT_TRANSPORT', 'WEBHOOK_ALLOWED_PORTS', 'METRICS_TOKEN',
   'TEMPORAL_TLS', 'TEMPORAL_TLS_CERT', 'TEMPORAL_TLS_KEY', 'TEMPORAL_TLS_CA', 'TEMPORAL_TLS_SERVER_NAME', 'TEMPORAL_API_KEY',
-  'HTTP_KEEP_ALIVE_TIMEOUT_MS', 'HTTP_HEADERS_TIMEOUT_MS',
+  'HTTP_KEEP_ALIVE_TIMEOUT_MS', 'HTTP_HEADERS_TIMEOUT_MS', 'REDIS_URL', 'API_PROCESSES',
 ] as const;
 
 type Env = Record<string, string | undefined>;
@@ -244,6 +244,11 @@ export function loadConfig(env: Env = process.env, role: ProcessRole = 'api') {
      */
     dbUnavailableTimeoutMs: int(env, 'DB_UNAVAILABLE_TIMEOUT_MS', 5_000, 100, 120_000),
     publicUrl: url(env, 'PUBLIC_URL', `http://localhost:${port}`),
+    /**
+     * Where the API's rate limits count (redis://host:port): shared by every API process. Unset:
+     * in each process's memory, right only for a single API process (the scripts refuse more).
+     */
+    redisUrl: optionalUrl(env, 'REDIS_URL'),
     temporal: loadTemporalConfig(env),
     /**
      * How long the API keeps an idle keep-alive connection open. Above a load balancer's idle
@@ -277,6 +282,11 @@ export function loadConfig(env: Env = process.env, role: ProcessRole = 'api') {
     workerStickyTimeoutSeconds: int(env, 'WORKER_STICKY_TIMEOUT_SECONDS', 10, 1, 600),
     /** The Temporal SDK's own exporter, on loopback only: the worker's /metrics relays it. 0: a free port. */
     temporalMetricsPort: int(env, 'TEMPORAL_METRICS_PORT', 9465, 0, 65535),
+    /**
+     * API processes sharing PORT (Node's cluster module, src/api/cluster.ts). Under Deno: 1 per
+     * process group; several Deno processes run on different ports behind a balancer (README).
+     */
+    apiProcesses: int(env, 'API_PROCESSES', 1, 1, 256),
     /** On SIGTERM/SIGINT the API lets requests in flight finish for at most this long. */
     drainTimeoutMs: int(env, 'DRAIN_TIMEOUT_MS', 10_000, 0, 600_000),
     /** Per client (IPv6 by /64) on the unauthenticated claim routes and, in a window of its own, the pay page. */

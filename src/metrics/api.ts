@@ -40,6 +40,12 @@ export function createApiMetrics(register: Registry = new Registry()) {
       labelNames: ['limiter'] as const,
       registers: [register],
     }),
+    counterStoreFailures: new Counter({
+      name: 'payments_counter_store_failures_total',
+      help: 'Calls to the shared counter store (Redis) that failed and were counted in the process memory instead, by store (rate_limits, sign_in)',
+      labelNames: ['store'] as const,
+      registers: [register],
+    }),
   };
   // Every limiter shows from the start at 0, so rate() and alerts see the first rejection.
   for (const limiter of LIMITERS) metrics.rateLimitRejections.inc({ limiter }, 0);

@@ -124,6 +124,23 @@ export async function verifySignIn(input: SignInInput): Promise<{ userId: number
   return { userId: user._id, accountId };
 }
 
+/**
+ * Asks a signed-in user again before a money-moving action (the console's step-up): a fresh TOTP
+ * code when two-factor is on (spent like a sign-in's, so the code that signed in is refused and
+ * the next one accepted), else the password. A wrong one is a 401 `AuthFlowError`, which the
+ * sign-in throttle counts as a failure.
+ */
+export async function verifyStepUp(userId: number, input: { password?: string; otp_attempt?: string }): Promise<void> {
+  const user = await User.findById(userId).lean<UserDoc>();
+  if (user?.otp_secret) {
+    const step = otpStep(user.otp_secret, input.otp_attempt ?? '');
+    if (step === null || !(await spendOtpStep(user, step))) throw new AuthFlowError(401, 'Invalid or already used two-factor code; enter the next code from your authenticator app');
+    return;
+  }
+  const ok = await verifyPassword(input.password ?? '', user?.password_hash ?? DUMMY_HASH);
+  if (!user || !ok) throw new AuthFlowError(401, 'Wrong password');
+}
+
 /** POST /v1/auth: password (and TOTP when enabled) for a new production token. */
 export async function authenticate(input: SignInInput): Promise<{ token: string }> {
   const { userId, accountId } = await verifySignIn(input);

@@ -19,6 +19,8 @@ export interface ConsoleSessionView {
   id: string;
   userId: number;
   email: string | null;
+  /** Whether the user has TOTP on: the step-up asks for a code, else for the password. */
+  twoFactor: boolean;
   accountId: string;
   accountName: string | null;
   sandbox: string | null;
@@ -69,6 +71,7 @@ export async function resolveSession(secret: string | undefined, now = new Date(
     id: doc._id,
     userId: doc.user_id,
     email: user?.email ?? null,
+    twoFactor: !!user?.otp_secret,
     accountId: doc.account_id,
     accountName: account?.name ?? null,
     sandbox: doc.sandbox ?? null,

@@ -13,98 +13,98 @@ const noMinuteCap = { ...AUTH_LIMITS, attemptsPerMinute: 1_000_000 };
 const at = (ip: string, email: string, device?: string): SignInAttempt => ({ ip, email, device });
 
 describe('sign-in locks', () => {
-  it('locks an (email, client) after 5 failures, doubling from 1 s to at most 15 min; other clients are not locked; a success clears it', () => {
+  it('locks an (email, client) after 5 failures, doubling from 1 s to at most 15 min; other clients are not locked; a success clears it', async () => {
     const c = fakeClock();
     const t = new AuthThrottle(noMinuteCap, c.now);
-    const fail = (a: SignInAttempt) => {
-      expect(t.admit(a)).toBe(0);
-      t.failed(a);
+    const fail = async (a: SignInAttempt) => {
+      expect(await t.admit(a)).toBe(0);
+      await t.failed(a);
     };
-    for (let i = 0; i < 5; i++) fail(at('198.51.100.1', 'v@x.io'));
-    expect(t.admit(at('198.51.100.1', 'v@x.io'))).toBe(0);
-    fail(at('198.51.100.1', 'v@x.io'));
-    expect(t.admit(at('198.51.100.1', 'v@x.io'))).toBe(1);
+    for (let i = 0; i < 5; i++) await fail(at('198.51.100.1', 'v@x.io'));
+    expect(await t.admit(at('198.51.100.1', 'v@x.io'))).toBe(0);
+    await fail(at('198.51.100.1', 'v@x.io'));
+    expect(await t.admit(at('198.51.100.1', 'v@x.io'))).toBe(1);
     // The owner elsewhere, and the same client on another email, go ahead.
-    expect(t.admit(at('192.0.2.1', 'v@x.io'))).toBe(0);
-    expect(t.admit(at('198.51.100.1', 'other@x.io'))).toBe(0);
+    expect(await t.admit(at('192.0.2.1', 'v@x.io'))).toBe(0);
+    expect(await t.admit(at('198.51.100.1', 'other@x.io'))).toBe(0);
     const locks: number[] = [];
     for (let i = 0; i < 12; i++) {
       c.tick(AUTH_LIMITS.maxLockMs);
-      fail(at('198.51.100.1', 'v@x.io'));
-      locks.push(t.admit(at('198.51.100.1', 'v@x.io')));
+      await fail(at('198.51.100.1', 'v@x.io'));
+      locks.push(await t.admit(at('198.51.100.1', 'v@x.io')));
     }
     expect(locks).toEqual([2, 4, 8, 16, 32, 64, 128, 256, 512, 900, 900, 900]);
-    t.succeeded(at('198.51.100.1', 'v@x.io'));
-    expect(t.admit(at('198.51.100.1', 'v@x.io'))).toBe(0);
+    await t.succeeded(at('198.51.100.1', 'v@x.io'));
+    expect(await t.admit(at('198.51.100.1', 'v@x.io'))).toBe(0);
   });
 
-  it('never locks an email for everyone: sixteen failures from sixteen addresses leave the owner on a fresh address free', () => {
+  it('never locks an email for everyone: sixteen failures from sixteen addresses leave the owner on a fresh address free', async () => {
     const c = fakeClock();
     const t = new AuthThrottle(noMinuteCap, c.now);
-    for (let i = 0; i < 16; i++) t.failed(at(`198.51.100.${i}`, 'o@x.io'));
-    expect(t.admit(at('192.0.2.77', 'o@x.io'))).toBe(0);
+    for (let i = 0; i < 16; i++) await t.failed(at(`198.51.100.${i}`, 'o@x.io'));
+    expect(await t.admit(at('192.0.2.77', 'o@x.io'))).toBe(0);
   });
 
-  it('forgets failures an hour after the last one', () => {
+  it('forgets failures an hour after the last one', async () => {
     const c = fakeClock();
     const t = new AuthThrottle(noMinuteCap, c.now);
-    for (let i = 0; i < 6; i++) t.failed(at('198.51.100.1', 'f@x.io'));
-    expect(t.admit(at('198.51.100.1', 'f@x.io'))).toBe(1);
-    expect(t.slowdownMs(at('192.0.2.1', 'f@x.io'))).toBe(250);
+    for (let i = 0; i < 6; i++) await t.failed(at('198.51.100.1', 'f@x.io'));
+    expect(await t.admit(at('198.51.100.1', 'f@x.io'))).toBe(1);
+    expect(await t.slowdownMs(at('192.0.2.1', 'f@x.io'))).toBe(250);
     c.tick(AUTH_LIMITS.forgetAfterMs + 1);
-    expect(t.admit(at('198.51.100.1', 'f@x.io'))).toBe(0);
-    expect(t.slowdownMs(at('192.0.2.1', 'f@x.io'))).toBe(0);
-    t.failed(at('198.51.100.1', 'f@x.io'));
-    expect(t.admit(at('198.51.100.1', 'f@x.io'))).toBe(0);
+    expect(await t.admit(at('198.51.100.1', 'f@x.io'))).toBe(0);
+    expect(await t.slowdownMs(at('192.0.2.1', 'f@x.io'))).toBe(0);
+    await t.failed(at('198.51.100.1', 'f@x.io'));
+    expect(await t.admit(at('198.51.100.1', 'f@x.io'))).toBe(0);
   });
 
-  it('locks a client after 20 failures over any emails; an IPv6 client is its /64', () => {
+  it('locks a client after 20 failures over any emails; an IPv6 client is its /64', async () => {
     const c = fakeClock();
     const t = new AuthThrottle(noMinuteCap, c.now);
-    for (let i = 1; i <= 20; i++) t.failed(at(`2a00:1450:4001:80b::${i.toString(16)}`, `u${i}@x.io`));
-    expect(t.admit(at('2a00:1450:4001:80b:ffff::1', 'new@x.io'))).toBe(0);
-    t.failed(at('2a00:1450:4001:80b:ffff::1', 'new@x.io'));
-    expect(t.admit(at('2a00:1450:4001:80b:1234::9', 'another@x.io'))).toBe(1);
-    expect(t.admit(at('2a00:1450:4001:80c::1', 'another@x.io'))).toBe(0);
+    for (let i = 1; i <= 20; i++) await t.failed(at(`2a00:1450:4001:80b::${i.toString(16)}`, `u${i}@x.io`));
+    expect(await t.admit(at('2a00:1450:4001:80b:ffff::1', 'new@x.io'))).toBe(0);
+    await t.failed(at('2a00:1450:4001:80b:ffff::1', 'new@x.io'));
+    expect(await t.admit(at('2a00:1450:4001:80b:1234::9', 'another@x.io'))).toBe(1);
+    expect(await t.admit(at('2a00:1450:4001:80c::1', 'another@x.io'))).toBe(0);
   });
 
-  it('allows 30 attempts a minute per client whatever their outcome; refused attempts do not count', () => {
+  it('allows 30 attempts a minute per client whatever their outcome; refused attempts do not count', async () => {
     const c = fakeClock();
     const t = new AuthThrottle(AUTH_LIMITS, c.now);
-    for (let i = 0; i < 30; i++) expect(t.admit(at('192.0.2.1', `ok${i}@x.io`))).toBe(0);
+    for (let i = 0; i < 30; i++) expect(await t.admit(at('192.0.2.1', `ok${i}@x.io`))).toBe(0);
     c.tick(15_000);
-    expect(t.admit(at('192.0.2.1', 'ok@x.io'))).toBe(45);
-    expect(t.admit(at('192.0.2.2', 'ok@x.io'))).toBe(0);
+    expect(await t.admit(at('192.0.2.1', 'ok@x.io'))).toBe(45);
+    expect(await t.admit(at('192.0.2.2', 'ok@x.io'))).toBe(0);
     c.tick(45_000);
-    for (let i = 0; i < 30; i++) expect(t.admit(at('192.0.2.1', `ok${i}@x.io`))).toBe(0);
+    for (let i = 0; i < 30; i++) expect(await t.admit(at('192.0.2.1', `ok${i}@x.io`))).toBe(0);
   });
 
-  it('a flood of new clients in one minute resets no other client\'s budget (old entries expire instead)', () => {
+  it('a flood of new clients in one minute resets no other client\'s budget (old entries expire instead)', async () => {
     const c = fakeClock();
     const t = new AuthThrottle(AUTH_LIMITS, c.now);
-    for (let i = 0; i < 30; i++) expect(t.admit(at('192.0.2.1', 'a@x.io'))).toBe(0);
-    for (let i = 0; i < 100_001; i++) t.admit(at(`10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`, 'a@x.io'));
-    expect(t.admit(at('192.0.2.1', 'a@x.io'))).toBeGreaterThan(0);
+    for (let i = 0; i < 30; i++) expect(await t.admit(at('192.0.2.1', 'a@x.io'))).toBe(0);
+    for (let i = 0; i < 100_001; i++) await t.admit(at(`10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`, 'a@x.io'));
+    expect(await t.admit(at('192.0.2.1', 'a@x.io'))).toBeGreaterThan(0);
     c.tick(60_000);
-    expect(t.admit(at('192.0.2.1', 'a@x.io'))).toBe(0);
+    expect(await t.admit(at('192.0.2.1', 'a@x.io'))).toBe(0);
   });
 });
 
 describe('sign-in slow-down per email', () => {
-  it('slows every attempt on an email past 5 failures from any clients, 250 ms doubling to 2 s, and never refuses it', () => {
+  it('slows every attempt on an email past 5 failures from any clients, 250 ms doubling to 2 s, and never refuses it', async () => {
     const c = fakeClock();
     const t = new AuthThrottle(noMinuteCap, c.now);
     const delays: number[] = [];
     for (let i = 0; i < 10; i++) {
-      t.failed(at(`198.51.100.${i}`, 's@x.io'));
-      delays.push(t.slowdownMs(at('192.0.2.1', 's@x.io')));
-      expect(t.admit(at('192.0.2.1', 's@x.io'))).toBe(0);
+      await t.failed(at(`198.51.100.${i}`, 's@x.io'));
+      delays.push(await t.slowdownMs(at('192.0.2.1', 's@x.io')));
+      expect(await t.admit(at('192.0.2.1', 's@x.io'))).toBe(0);
     }
     expect(delays).toEqual([0, 0, 0, 0, 0, 250, 500, 1000, 2000, 2000]);
-    expect(t.slowdownMs(at('192.0.2.1', 'other@x.io'))).toBe(0);
+    expect(await t.slowdownMs(at('192.0.2.1', 'other@x.io'))).toBe(0);
     // The owner's success does not forgive the others' guessing.
-    t.succeeded(at('192.0.2.1', 's@x.io'));
-    expect(t.slowdownMs(at('192.0.2.1', 's@x.io'))).toBe(2000);
+    await t.succeeded(at('192.0.2.1', 's@x.io'));
+    expect(await t.slowdownMs(at('192.0.2.1', 's@x.io'))).toBe(2000);
   });
 
   it('lets the owner in from a new address within 5 s during a storm of 60 failures a minute from 20 addresses', async () => {
@@ -114,33 +114,33 @@ describe('sign-in slow-down per email', () => {
     let refused = 0;
     for (let second = 0; second < 30 * 60; second++) {
       const a = at(`198.51.100.${second % 20}`, 'owner@x.io');
-      if (t.admit(a) > 0) refused += 1;
-      else t.failed(a);
+      if (await t.admit(a) > 0) refused += 1;
+      else await t.failed(a);
       c.tick(1000);
     }
     // The storm's addresses are locked by now; the email is only slowed.
     expect(refused).toBeGreaterThan(1000);
     const owner = at('203.0.113.50', 'owner@x.io');
     const before = c.now();
-    expect(t.admit(owner)).toBe(0);
-    await t.pause(t.slowdownMs(owner));
+    expect(await t.admit(owner)).toBe(0);
+    await t.pause(await t.slowdownMs(owner));
     expect(await t.run(owner.ip, async () => 'signed in')).toBe('signed in');
     expect(c.now() - before).toBeLessThanOrEqual(AUTH_LIMITS.emailSlowdown.maxDelayMs);
     expect(AUTH_LIMITS.emailSlowdown.maxDelayMs).toBeLessThan(5000);
   });
 
-  it('a browser with the email\'s device cookie is neither slowed nor locked by others\' failures, even from their address', () => {
+  it('a browser with the email\'s device cookie is neither slowed nor locked by others\' failures, even from their address', async () => {
     const c = fakeClock();
     const t = new AuthThrottle(noMinuteCap, c.now);
-    for (let i = 0; i < 25; i++) t.failed(at('198.51.100.1', `d${i % 2}@x.io`));
-    expect(t.admit(at('198.51.100.1', 'd0@x.io'))).toBeGreaterThan(0);
+    for (let i = 0; i < 25; i++) await t.failed(at('198.51.100.1', `d${i % 2}@x.io`));
+    expect(await t.admit(at('198.51.100.1', 'd0@x.io'))).toBeGreaterThan(0);
     const known = at('198.51.100.1', 'd0@x.io', 'device-1');
-    expect(t.slowdownMs(known)).toBe(0);
-    expect(t.admit(known)).toBe(0);
+    expect(await t.slowdownMs(known)).toBe(0);
+    expect(await t.admit(known)).toBe(0);
     // Its own failures lock (email, device), not the email.
-    for (let i = 0; i < 6; i++) t.failed(known);
-    expect(t.admit(known)).toBe(1);
-    expect(t.admit(at('198.51.100.1', 'd0@x.io', 'device-2'))).toBe(0);
+    for (let i = 0; i < 6; i++) await t.failed(known);
+    expect(await t.admit(known)).toBe(1);
+    expect(await t.admit(at('198.51.100.1', 'd0@x.io', 'device-2'))).toBe(0);
   });
 });
 

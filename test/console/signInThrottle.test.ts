@@ -55,8 +55,8 @@ describe('console sign-in throttling', () => {
       known.jar.delete('console_session'); // the browser was closed; its device cookie stays
 
       // A storm on the email from many addresses, and failures from the browser's own (shared) address.
-      for (let i = 0; i < 10; i++) throttle.failed({ ip: `198.51.100.${i}`, email: a.email });
-      for (let i = 0; i < 10; i++) throttle.failed({ ip: '203.0.113.5', email: a.email });
+      for (let i = 0; i < 10; i++) await throttle.failed({ ip: `198.51.100.${i}`, email: a.email });
+      for (let i = 0; i < 10; i++) await throttle.failed({ ip: '203.0.113.5', email: a.email });
 
       const stranger = browser(app.url, '203.0.113.5');
       expect((await stranger.signIn(a.email, a.password)).status).toBe(429);
@@ -68,7 +68,7 @@ describe('console sign-in throttling', () => {
       expect(pauses).toEqual([AUTH_LIMITS.emailSlowdown.maxDelayMs]);
       // A device cookie is good for its own email only.
       const b = await newAccount(app.url);
-      for (let i = 0; i < 10; i++) throttle.failed({ ip: '203.0.113.5', email: b.email });
+      for (let i = 0; i < 10; i++) await throttle.failed({ ip: '203.0.113.5', email: b.email });
       known.jar.delete('console_session');
       expect((await known.signIn(b.email, b.password)).status).toBe(429);
     } finally {

@@ -11,7 +11,7 @@ import { useApiAndBrowser } from '../support/browser';
 import { useTestDatabase } from '../support/db';
 import { newAccount } from '../support/api';
 import { consoleBrowser } from '../support/consoleBrowser';
-import { collectionsPage, errorPage, lifecyclePage, overviewPage, receivablesPage, signInPage, subscriptionsPage } from '../../src/api/console/views';
+import { claimsPage, collectionsPage, errorPage, lifecyclePage, overviewPage, receivablesPage, signInPage, subscriptionsPage } from '../../src/api/console/views';
 import { renderPayPage, scriptIntegrity } from '../../src/presenters/payPage';
 import type { OpenPublicLink } from '../../src/presenters/payPage';
 import { renderErrors, renderReference } from '../../src/api/docs/render';
@@ -31,7 +31,7 @@ function expectInert(html: string) {
 }
 
 const session: ConsoleSessionView = {
-  id: 'cs_1', userId: 1, email: X, accountId: 'acct_1', accountName: X, sandbox: X, sandboxes: [X, 'other'], csrfToken: X, expiresAt: new Date(),
+  id: 'cs_1', userId: 1, email: X, twoFactor: false, accountId: 'acct_1', accountName: X, sandbox: X, sandboxes: [X, 'other'], csrfToken: X, expiresAt: new Date(),
 };
 const T = '2026-10-01T00:00:00.000Z';
 
@@ -87,6 +87,14 @@ function pages(): Record<string, string> {
     components: { securitySchemes: { [X]: { description: X } }, schemas: { [X]: { description: X, properties: { [X]: { description: X, const: X } }, required: [X] } } },
   };
   const script = { path: '/pay/assets/payPage.abc.js', integrity: scriptIntegrity('void 0;') };
+  const claim = { _id: X, account_id: X, sandbox: X, status: 'pending', customer_id: X, payment_claim_link_id: X, currency: X, amount: X, transaction_id: X, to_address_id: X, to_address: X, created_at: new Date(T) };
+  const evidence = {
+    claim, canonicalHash: null,
+    chainPayments: [{ _id: X, tx_hash: X, amount: X, status: X, block_height: 1, timestamp: new Date(T), sameHash: true }],
+    transactions: [{ _id: X, transaction_id: X, transaction_source: X, amount: X, to_address: X, timestamp: new Date(T) }],
+    otherClaims: [{ _id: X, status: X, amount: X, to_address: X, created_at: new Date(T) }],
+  };
+  const audit = { account_id: X, sandbox: X, user_id: 1, user_email: X, action: X, object_type: X, object_id: X, reason: X, outcome: 'refused', detail: X, client_address: X, at: new Date(T) };
   return {
     signIn: signInPage({ csrfToken: X, error: X, notice: X, email: X, otpRequired: true }),
     overview: overviewPage(session, overview as never),
@@ -94,6 +102,8 @@ function pages(): Record<string, string> {
     lifecycle: lifecyclePage(session, lifecycle as never, X, new Date(T)),
     receivables: receivablesPage(session, receivables as never),
     collections: collectionsPage(session, collections as never),
+    claims: claimsPage(session, [evidence as never], { recent: [audit as never], ofClaims: [audit as never] }, { error: X, notice: X }),
+    claimsTwoFactor: claimsPage({ ...session, twoFactor: true }, [evidence as never], { recent: [audit as never], ofClaims: [audit as never] }),
     error: errorPage(400, X, session),
     payPage: renderPayPage(link, script, X),
     payPagePrice: renderPayPage(priced, script, X),

@@ -24,17 +24,17 @@ export interface SignInGuard {
  */
 export async function throttledSignIn<T>(ctx: Ctx, guard: SignInGuard, attempt: SignInAttempt, check: () => Promise<T>): Promise<T> {
   const { throttle, onReject } = guard;
-  const wait = throttle.admit(attempt);
+  const wait = await throttle.admit(attempt);
   if (wait > 0) {
     onReject('sign_in');
     ctx.set('Retry-After', String(wait));
     throw new AuthFlowError(429, `Too many sign-in attempts, retry after ${wait} seconds`);
   }
   // Before the queue, so a slowed attempt holds no check slot.
-  await throttle.pause(throttle.slowdownMs(attempt));
+  await throttle.pause(await throttle.slowdownMs(attempt));
   try {
     const result = await throttle.run(attempt.ip, check);
-    throttle.succeeded(attempt);
+    await throttle.succeeded(attempt);
     return result;
   } catch (err) {
     if (err instanceof AuthBusyError) {
@@ -42,7 +42,7 @@ export async function throttledSignIn<T>(ctx: Ctx, guard: SignInGuard, attempt: 
       ctx.set('Retry-After', '1');
       throw new AuthFlowError(503, 'Too many sign-ins in progress, retry shortly');
     }
-    if (err instanceof AuthFlowError && err.status === 401) throttle.failed(attempt);
+    if (err instanceof AuthFlowError && err.status === 401) await throttle.failed(attempt);
     throw err;
   }
 }

@@ -1,6 +1,8 @@
 /**
- * Sign-in throttling for POST /v1/auth and the console's sign-in, kept in the API process (with
- * several API processes each keeps its own counts). Every attempt costs a 128 MiB scrypt, and a
+ * Sign-in throttling for POST /v1/auth and the console's sign-in. Its counts (attempts and
+ * failures) live in a ThrottleStore: this process's memory by default, Redis with REDIS_URL
+ * (src/api/auth/throttleStore.ts), so that every API process sees every failure. The queue of
+ * checks below is this process's CPU and memory protection and stays per process. Every attempt costs a 128 MiB scrypt, and a
  * password or TOTP code can otherwise be guessed without end; yet nobody else's failures may
  * keep an owner out:
  * - per client: at most `attemptsPerMinute` attempts a minute, whatever their outcome;
@@ -18,6 +20,7 @@
  * A client is its IP address, an IPv6 client its /64 (src/lib/network.ts `clientKey`).
  */
 import { clientKey } from '../../lib/network';
+import { memoryThrottleStore, ThrottleStore } from './throttleStore';
 
 export const AUTH_LIMITS = {
   attemptsPerMinute: 30,
@@ -41,11 +44,6 @@ export interface SignInAttempt {
   device?: string | null;
 }
 
-interface Failures {
-  count: number;
-  last: number;
-}
-
 interface Waiter {
   resolve: () => void;
   reject: (err: Error) => void;
@@ -54,19 +52,20 @@ interface Waiter {
 export class AuthBusyError extends Error {}
 
 export class AuthThrottle {
-  private readonly failures = new Map<string, Failures>();
-  private readonly attempts = new Map<string, { minute: number; count: number }>();
   private running = 0;
   /** Waiting checks by client, in turn order (a Map keeps insertion order). */
   private readonly waiting = new Map<string, Waiter[]>();
   private waitingCount = 0;
-  private lastSweepMinute = 0;
+  private readonly store: ThrottleStore;
 
   constructor(
     private readonly limits: AuthLimits = AUTH_LIMITS,
     private readonly now: () => number = Date.now,
     private readonly sleep: (ms: number) => Promise<void> = (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
-  ) {}
+    store?: ThrottleStore,
+  ) {
+    this.store = store ?? memoryThrottleStore(limits.forgetAfterMs, now);
+  }
 
   /** Waits `ms` (from slowdownMs) on the throttle's clock. */
   async pause(ms: number): Promise<void> {
@@ -77,45 +76,43 @@ export class AuthThrottle {
    * Seconds to wait before this attempt may be made, or 0 when it may go ahead (it then counts
    * against the client's per-minute budget; a refused attempt does not).
    */
-  admit(a: SignInAttempt): number {
+  async admit(a: SignInAttempt): Promise<number> {
     const now = this.now();
     const client = clientKey(a.ip);
-    this.sweepEachMinute(now);
+    // A browser with the email's device cookie answers for its own failures only.
+    const keys = a.device ? [this.pairKey(a)] : [this.pairKey(a), `client:${client}`];
+    const [pair, byClient] = await this.store.failures(keys);
     const waitMs = Math.max(
-      this.lockedFor(this.pairKey(a), this.limits.freeFailures.emailClient, now),
-      // A browser with the email's device cookie answers for its own failures only.
-      a.device ? 0 : this.lockedFor(`client:${client}`, this.limits.freeFailures.client, now),
+      this.lockedFor(pair, this.limits.freeFailures.emailClient, now),
+      this.lockedFor(byClient, this.limits.freeFailures.client, now),
     );
     const minute = Math.floor(now / 60_000);
-    const prior = this.attempts.get(client);
-    const count = prior && prior.minute === minute ? prior.count : 0;
-    const budgetMs = count >= this.limits.attemptsPerMinute ? (minute + 1) * 60_000 - now : 0;
-    const wait = Math.max(waitMs, budgetMs);
-    if (wait > 0) return Math.ceil(wait / 1000);
-    this.attempts.set(client, { minute, count: count + 1 });
-    return 0;
+    const budgetMs = (minute + 1) * 60_000 - now;
+    if (waitMs > 0) {
+      // Refused attempts do not count; the answer is the longer of the lock and the spent budget.
+      const spent = (await this.store.attemptsIn(client, minute)) >= this.limits.attemptsPerMinute;
+      return Math.ceil(Math.max(waitMs, spent ? budgetMs : 0) / 1000);
+    }
+    if (await this.store.takeAttempt(client, minute, this.limits.attemptsPerMinute)) return 0;
+    return Math.ceil(budgetMs / 1000);
   }
 
   /** Milliseconds an admitted attempt pauses before its check: others' failures on the email slow guessing down, a known browser not at all. */
-  slowdownMs(a: SignInAttempt): number {
+  async slowdownMs(a: SignInAttempt): Promise<number> {
     if (a.device) return 0;
     const { freeFailures, firstDelayMs, maxDelayMs } = this.limits.emailSlowdown;
-    const f = this.current(`email:${a.email}`, this.now());
+    const [f] = await this.store.failures([`email:${a.email}`]);
     if (!f || f.count <= freeFailures) return 0;
     return Math.min(firstDelayMs * 2 ** Math.min(f.count - freeFailures - 1, 30), maxDelayMs);
   }
 
-  failed(a: SignInAttempt): void {
-    const now = this.now();
-    for (const key of [this.pairKey(a), `email:${a.email}`, `client:${clientKey(a.ip)}`]) {
-      const f = this.current(key, now);
-      this.failures.set(key, { count: (f?.count ?? 0) + 1, last: now });
-    }
+  async failed(a: SignInAttempt): Promise<void> {
+    await this.store.addFailure([this.pairKey(a), `email:${a.email}`, `client:${clientKey(a.ip)}`], this.now());
   }
 
   /** A success clears the (email, client) lock. Not the email's slow-down: the owner's success says nothing of others guessing. */
-  succeeded(a: SignInAttempt): void {
-    this.failures.delete(this.pairKey(a));
+  async succeeded(a: SignInAttempt): Promise<void> {
+    await this.store.clearFailures(this.pairKey(a));
   }
 
   /** Runs one sign-in check of `ip` in a free slot, in turn with other clients; AuthBusyError when it may not wait. */
@@ -169,33 +166,10 @@ export class AuthThrottle {
     return `pair:${a.email}|${a.device ? `device:${a.device}` : clientKey(a.ip)}`;
   }
 
-  private current(key: string, now: number): Failures | undefined {
-    const f = this.failures.get(key);
-    if (f && now - f.last > this.limits.forgetAfterMs) {
-      this.failures.delete(key);
-      return undefined;
-    }
-    return f;
-  }
-
   /** Milliseconds the key is still locked: none within the free failures, then 1 s, 2 s, 4 s... */
-  private lockedFor(key: string, free: number, now: number): number {
-    const f = this.current(key, now);
+  private lockedFor(f: { count: number; last: number } | undefined, free: number, now: number): number {
     if (!f || f.count <= free) return 0;
     const lock = Math.min(this.limits.firstLockMs * 2 ** Math.min(f.count - free - 1, 30), this.limits.maxLockMs);
     return Math.max(0, f.last + lock - now);
-  }
-
-  /**
-   * Once a minute, drops the budgets of past minutes and failures past `forgetAfterMs`: each entry
-   * expires on its own, so a flood of new keys costs memory for a while but never clears the
-   * counts of other clients (the old code's clear at 100,000 keys reset the attackers' too).
-   */
-  private sweepEachMinute(now: number): void {
-    const minute = Math.floor(now / 60_000);
-    if (minute === this.lastSweepMinute) return;
-    this.lastSweepMinute = minute;
-    for (const [k, a] of this.attempts) if (a.minute !== minute) this.attempts.delete(k);
-    for (const k of [...this.failures.keys()]) this.current(k, now);
   }
 }

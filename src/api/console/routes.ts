@@ -1,6 +1,8 @@
 /**
- * `/console`: the finance console. Read-only pages on the report services; the only writes are
- * its own session's (sign-in, scope switch, sign-out), each a form with a CSRF token.
+ * `/console`: the finance console. Read-only pages on the report services; the writes are its own
+ * session's (sign-in, scope switch, sign-out) and the claims queue's approve and reject, each a
+ * form with a CSRF token. Approve and reject also ask again (step-up: a fresh TOTP code, or the
+ * password when two-factor is off), throttled like a sign-in, and are audited.
  *
  * The session cookie is httpOnly, SameSite=Strict, path /console, Secure when PUBLIC_URL is
  * https (written by hand: Koa refuses a Secure cookie on a plain connection, which is what a TLS
@@ -17,7 +19,7 @@ import type { RouteDeps } from '../routeDeps';
 import { ApiError, AuthFlowError } from '../../lib/errors';
 import { isDatabaseUnavailable } from '../../models/errors';
 import { throttledSignIn } from '../auth/routes';
-import { loginEmail } from '../../services/accounts';
+import { loginEmail, verifyStepUp } from '../../services/accounts';
 import { DEVICE_COOKIE_TTL_SECONDS, deviceCookie, deviceOf } from '../../cryptography/deviceCookie';
 import { consoleDeviceKey, ConsoleSessionView, csrfMatches, newSecret, resolveSession, sessionScope, signIn, signOut, switchScope } from '../../services/consoleSessions';
 import { overview, subscriptionLifecycle, subscriptionTable } from '../../services/console';
@@ -27,6 +29,7 @@ import { workflowIds } from '../../temporal/workflowIds';
 import { monthRangeQuery, receivablesQuery } from '../reports/schema';
 import { sendCsv } from '../reports/routes';
 import { pendingClaimsWithEvidence } from '../../services/consoleClaims';
+import { auditEntriesOf, ClaimDecision, decideClaim, recentAuditEntries } from '../../services/consoleAudit';
 import { claimsPage, collectionsPage, errorPage, lifecyclePage, overviewPage, receivablesPage, signInPage, subscriptionsPage } from './views';
 
 export const SESSION_COOKIE = 'console_session';
@@ -235,10 +238,54 @@ export function consolePages(router: Router<AppState>, deps: RouteDeps) {
     html(ctx, 200, collectionsPage(s, presentCollections(from, to, result)));
   });
 
-  router.get('/console/claims', shell, signedIn, async (ctx: CCtx) => {
+  const claimsQueue = async (ctx: CCtx, status: number, opts: { error?: string; notice?: string } = {}) => {
     const s = ctx.state.session!;
-    html(ctx, 200, claimsPage(s, await pendingClaimsWithEvidence(sessionScope(s))));
+    const scope = sessionScope(s);
+    const queue = await pendingClaimsWithEvidence(scope);
+    const [recent, ofClaims] = await Promise.all([recentAuditEntries(scope), auditEntriesOf(scope, queue.map((e) => e.claim._id))]);
+    html(ctx, status, claimsPage(s, queue, { recent, ofClaims }, opts));
+  };
+
+  const DECIDED: Record<string, string> = { approved: 'The claim was approved.', rejected: 'The claim was rejected.' };
+  router.get('/console/claims', shell, signedIn, async (ctx: CCtx) => {
+    await claimsQueue(ctx, 200, { notice: DECIDED[String(ctx.query.decided ?? '')] });
   });
+
+  /**
+   * Approve or reject: CSRF (middleware), the confirmation box, the step-up through the sign-in
+   * throttle (a wrong code or password counts as a failed sign-in of the user's email from this
+   * client and browser), then the same service as the API. Refusals re-render the queue with the
+   * message; nothing changed.
+   */
+  const decision = (toDecision: (form: URLSearchParams) => ClaimDecision) => async (ctx: CCtx) => {
+    const s = ctx.state.session!;
+    const form = formOf(ctx);
+    const id = String(ctx.params.id ?? '').slice(0, 100);
+    if (form.get('confirm') !== 'yes') return claimsQueue(ctx, 422, { error: 'Tick the confirmation box to confirm the decision; nothing was changed.' });
+    if ((form.get('reason') ?? '').length > 5000) return claimsQueue(ctx, 422, { error: 'The reason is too long (at most 5000 characters); nothing was changed.' });
+    const key = loginEmail(s.email ?? '');
+    const device = deviceOf(await consoleDeviceKey(config.claimChallengeHmacKey), ctx.cookies.get(DEVICE_COOKIE), key, Date.now());
+    try {
+      await throttledSignIn(ctx, signInGuard, { ip: ctx.ip, email: key, device }, () =>
+        verifyStepUp(s.userId, { password: form.get('password') ?? '', otp_attempt: form.get('otp_attempt') ?? '' }),
+      );
+    } catch (err) {
+      if (!(err instanceof AuthFlowError)) throw err;
+      return claimsQueue(ctx, err.status, { error: `${err.message}; nothing was changed.` });
+    }
+    const d = toDecision(form);
+    try {
+      await decideClaim(deps, { scope: sessionScope(s), userId: s.userId, email: s.email, clientAddress: ctx.ip }, id, d);
+    } catch (err) {
+      // A claim of another account or scope is a 404 page, as for any object; a refusal (not pending, already recorded) is shown on the queue.
+      if (!(err instanceof ApiError) || err.status !== 422) throw err;
+      return claimsQueue(ctx, 422, { error: `${err.message}; nothing was changed.` });
+    }
+    ctx.status = 303;
+    ctx.redirect(`/console/claims?decided=${d.action === 'approve' ? 'approved' : 'rejected'}`);
+  };
+  router.post('/console/claims/:id/approval', shell, signedIn, csrf, decision(() => ({ action: 'approve' })));
+  router.post('/console/claims/:id/rejection', shell, signedIn, csrf, decision((form) => ({ action: 'reject', reason: form.get('reason') ?? undefined })));
 
   // CSV downloads: the same services and CSV presenters as /v1/reports, with the session's scope.
   router.get('/console/reports/mrr.csv', shell, signedIn, async (ctx: CCtx) => {

@@ -10,6 +10,7 @@ import type { ConsoleSessionView } from '../../services/consoleSessions';
 import type { overview, subscriptionLifecycle, subscriptionTable, SubscriptionFilter } from '../../services/console';
 import type { CollectionsReport, ReceivablesReport } from '../../presenters/reports';
 import type { ClaimEvidence } from '../../services/consoleClaims';
+import type { ConsoleAuditEntryDoc } from '../../models/consoleAuditEntry';
 import { SUBSCRIPTION_STATUSES } from '../../models/subscription';
 
 type Overview = Awaited<ReturnType<typeof overview>>;
@@ -486,7 +487,61 @@ export function collectionsPage(session: ConsoleSessionView, c: CollectionsRepor
 
 const iso = (d: Date | string | null | undefined) => (d ? new Date(d).toISOString() : '—');
 
-function ClaimRow({ e }: { e: ClaimEvidence }) {
+const ACTION_WORDS: Record<string, string> = { 'payment_claim.approve': 'approve', 'payment_claim.reject': 'reject' };
+
+/** One console action: when, who, what, the outcome, from where. */
+function auditLine(a: ConsoleAuditEntryDoc, withObject: boolean): string {
+  const what = `${ACTION_WORDS[a.action] ?? a.action}${withObject ? ` ${a.object_type.replace('_', ' ')} ${a.object_id}` : ''}`;
+  const outcome = a.outcome === 'refused' ? `refused: ${a.detail ?? ''}` : a.outcome;
+  return `${iso(a.at)}: ${a.user_email ?? `user ${a.user_id}`} - ${what} - ${outcome}${a.reason ? ` (reason: ${a.reason})` : ''} - from ${a.client_address}`;
+}
+
+/** The step-up field of an action form: a fresh TOTP code when the user has two-factor on, else the password again. */
+function StepUp({ id, twoFactor }: { id: string; twoFactor: boolean }) {
+  return twoFactor ? (
+    <>
+      <label for={id}>New two-factor code</label>
+      <input id={id} name="otp_attempt" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" required aria-describedby={`${id}-hint`} />
+      <small class="notice" id={`${id}-hint`}>The next code from your authenticator app (not the one you signed in with).</small>
+    </>
+  ) : (
+    <>
+      <label for={id}>Your password, again</label>
+      <input id={id} name="password" type="password" autocomplete="current-password" required />
+    </>
+  );
+}
+
+/** Approve and reject forms of a pending claim: each asks again (step-up) and needs an explicit confirmation. */
+function ClaimActions({ c, session }: { c: ClaimEvidence['claim']; session: ConsoleSessionView }) {
+  const id = c._id;
+  return (
+    <div class="claim-actions">
+      <form method="post" action={`/console/claims/${encodeURIComponent(id)}/approval`} class="claim-action approve" id={`approve-${id}`}>
+        <fieldset>
+          <legend>Approve</legend>
+          <Csrf token={session.csrfToken} />
+          <StepUp id={`approve-${id}-step-up`} twoFactor={session.twoFactor} />
+          <label class="confirm"><input type="checkbox" name="confirm" value="yes" required />{` Record ${c.amount} ${c.currency} as paid by this customer and allocate it`}</label>
+          <button type="submit" id={`approve-${id}-submit`}>Approve</button>
+        </fieldset>
+      </form>
+      <form method="post" action={`/console/claims/${encodeURIComponent(id)}/rejection`} class="claim-action reject" id={`reject-${id}`}>
+        <fieldset>
+          <legend>Reject</legend>
+          <Csrf token={session.csrfToken} />
+          <label for={`reject-${id}-reason`}>Reason (shown to API clients and in webhooks)</label>
+          <textarea id={`reject-${id}-reason`} name="reason" rows={2} maxLength={5000}></textarea>
+          <StepUp id={`reject-${id}-step-up`} twoFactor={session.twoFactor} />
+          <label class="confirm"><input type="checkbox" name="confirm" value="yes" required /> Reject this claim</label>
+          <button type="submit" class="danger" id={`reject-${id}-submit`}>Reject</button>
+        </fieldset>
+      </form>
+    </div>
+  );
+}
+
+function ClaimRow({ e, session, audit }: { e: ClaimEvidence; session: ConsoleSessionView; audit: ConsoleAuditEntryDoc[] }) {
   const c = e.claim;
   const heading = `claim-${c._id}-heading`;
   return (
@@ -522,16 +577,38 @@ function ClaimRow({ e }: { e: ClaimEvidence }) {
           {e.otherClaims.map((o) => <li>{`${o._id}: ${o.amount} ${c.currency} to ${o.to_address}, ${o.status} (${iso(o.created_at)})`}</li>)}
         </ul>
       ) : <p class="notice">None.</p>}
+      {audit.length ? (
+        <>
+          <h3>Console actions on this claim</h3>
+          <ul class="evidence audit">{audit.map((a) => <li>{auditLine(a, false)}</li>)}</ul>
+        </>
+      ) : null}
+      <ClaimActions c={c} session={session} />
     </section>
   );
 }
 
-export function claimsPage(session: ConsoleSessionView, queue: ClaimEvidence[]): string {
+export interface ClaimsAudit {
+  /** The scope's latest console actions, newest first. */
+  recent: ConsoleAuditEntryDoc[];
+  /** The console actions on the queue's claims. */
+  ofClaims: ConsoleAuditEntryDoc[];
+}
+
+export function claimsPage(session: ConsoleSessionView, queue: ClaimEvidence[], audit: ClaimsAudit = { recent: [], ofClaims: [] }, opts: { error?: string; notice?: string } = {}): string {
   const body = (
     <>
       <h1>Payment claims <small class="notice">({scopeName(session)}, pending)</small></h1>
+      {opts.notice ? <p class="notice" id="notice" role="status">{opts.notice}</p> : null}
+      {opts.error ? <p class="error" id="error" role="alert">{opts.error}</p> : null}
       <p class="notice" id="claim-count">{`${queue.length} pending claim${queue.length === 1 ? '' : 's'}, oldest first. Beside each, what this service already stored about its payment.`}</p>
-      {queue.map((e) => <ClaimRow e={e} />)}
+      {queue.map((e) => <ClaimRow e={e} session={session} audit={audit.ofClaims.filter((a) => a.object_id === e.claim._id)} />)}
+      <section id="recent-decisions" aria-labelledby="recent-decisions-heading">
+        <h2 id="recent-decisions-heading">Recent decisions</h2>
+        {audit.recent.length ? (
+          <ul class="evidence audit">{audit.recent.map((a) => <li>{auditLine(a, true)}</li>)}</ul>
+        ) : <p class="notice">None yet.</p>}
+      </section>
     </>
   );
   return layout('Payment claims', body, { session, current: '/console/claims' });

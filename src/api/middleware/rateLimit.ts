@@ -1,5 +1,6 @@
 import type { Next } from 'koa';
-import { RateLimiterAbstract, RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import { RateLimiterAbstract, RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import type { Redis } from 'ioredis';
 import { ApiError } from '../../lib/errors';
 import type { Ctx } from '../context';
 
@@ -24,18 +25,34 @@ export interface WindowCounter {
  */
 export type CounterStore = (name: string, perMinute: number) => WindowCounter;
 
-/** A rate-limiter-flexible limiter (any of its stores) as a WindowCounter. */
-export function flexibleCounter(limiter: RateLimiterAbstract): WindowCounter {
+/**
+ * A rate-limiter-flexible limiter (any of its stores) as a WindowCounter. With `fallback`, a store
+ * failure (Redis down or slow) is reported to `onStoreFailure` and the hit is counted by the
+ * fallback instead (this process's memory): the limit then holds per process until the store is back.
+ */
+export function flexibleCounter(
+  limiter: RateLimiterAbstract,
+  fallback?: { limiter: RateLimiterAbstract; onStoreFailure: (err: unknown) => void },
+): WindowCounter {
+  const consume = async (l: RateLimiterAbstract, key: string): Promise<WindowHit> => {
+    try {
+      const res = await l.consume(key);
+      return { allowed: true, remaining: res.remainingPoints, resetMs: res.msBeforeNext };
+    } catch (err) {
+      // The library rejects with the window's state when the key is over its points; anything else is a store failure.
+      if (!(err instanceof RateLimiterRes)) throw err;
+      return { allowed: false, remaining: 0, resetMs: err.msBeforeNext };
+    }
+  };
   return {
     perMinute: limiter.points,
     async hit(key) {
+      if (!fallback) return consume(limiter, key);
       try {
-        const res = await limiter.consume(key);
-        return { allowed: true, remaining: res.remainingPoints, resetMs: res.msBeforeNext };
+        return await consume(limiter, key);
       } catch (err) {
-        // The library rejects with the window's state when the key is over its points; anything else is a store failure.
-        if (!(err instanceof RateLimiterRes)) throw err;
-        return { allowed: false, remaining: 0, resetMs: err.msBeforeNext };
+        fallback.onStoreFailure(err);
+        return consume(fallback.limiter, key);
       }
     },
   };
@@ -44,6 +61,23 @@ export function flexibleCounter(limiter: RateLimiterAbstract): WindowCounter {
 /** Counts in this process's memory; each key's window is dropped when it ends (no global clear that a flood of keys could trigger). */
 export function memoryCounters(): CounterStore {
   return (name, perMinute) => flexibleCounter(new RateLimiterMemory({ keyPrefix: name, points: perMinute, duration: 60 }));
+}
+
+/**
+ * Counts in Redis, shared by every API process given the same server (REDIS_URL): one atomic
+ * INCR + PEXPIRE per hit (rate-limiter-flexible's script). When Redis fails a hit (not connected,
+ * or no answer within the client's `commandTimeout`), the hit is counted in this process's memory instead and
+ * `onStoreFailure` is told (the app logs it and counts it in its metrics): the API stays up with
+ * per-process limits rather than refusing everything or limiting nothing (docs/DECISIONS.md).
+ */
+export function redisCounters(client: Redis, onStoreFailure: (err: unknown) => void): CounterStore {
+  return (name, perMinute) => {
+    const options = { keyPrefix: `rl:${name}`, points: perMinute, duration: 60 };
+    return flexibleCounter(new RateLimiterRedis({ ...options, storeClient: client, rejectIfRedisNotReady: true }), {
+      limiter: new RateLimiterMemory(options),
+      onStoreFailure,
+    });
+  };
 }
 
 /**
