@@ -13,6 +13,17 @@ import { workerCapacity } from './src/startup/workerOptions';
 import { workerConnection } from './src/temporal/client';
 
 async function main() {
+  // Signals are taken from the first line: one that arrives while the process is still starting
+  // (a supervisor stopping a worker it has just restarted) stops it cleanly once it has started,
+  // instead of killing it halfway through its connections. Ctrl-C twice asks once.
+  let worker: Worker | null = null;
+  let stopRequested = false;
+  const stop = () => {
+    stopRequested = true;
+    if (worker?.getState() === 'RUNNING') worker.shutdown();
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
   // Activities record events and may start workflows (webhook deliveries), so the worker
   // process wires the domains with a client too.
   let temporalMetricsUrl: string | null = null;
@@ -34,7 +45,7 @@ async function main() {
     logger.error({ err, port: config.workerMetricsPort }, 'worker metrics not served (WORKER_METRICS_PORT)');
   }
   const polling = await workerConnection(temporal, config.temporal);
-  const worker = await Worker.create({
+  worker = await Worker.create({
     connection: polling.connection,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
@@ -44,18 +55,15 @@ async function main() {
     activities: createActivities({ ...deps, metrics }),
     ...workerCapacity(config),
   });
-  // The SDK's runtime also shuts the worker down on SIGINT/SIGTERM, and an operator may press
-  // Ctrl-C twice: shutting down is asked for once, whatever the number of signals.
-  const stop = () => {
-    if (worker.getState() === 'RUNNING') worker.shutdown();
-  };
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
-  logger.info({ taskQueue: config.temporal.taskQueue }, 'worker running');
-  const running = worker.run();
-  // On-chain detection runs where there is a worker to run it.
-  logger.info({ currencies: await ensureChainWatchers(deps) }, 'chain watchers');
-  await running;
+  if (!stopRequested) {
+    logger.info({ taskQueue: config.temporal.taskQueue }, 'worker running');
+    const running = worker.run();
+    // A signal that came during Worker.create: the worker is running now, so it can be shut down.
+    if (stopRequested) worker.shutdown();
+    // On-chain detection runs where there is a worker to run it.
+    logger.info({ currencies: await ensureChainWatchers(deps) }, 'chain watchers');
+    await running;
+  }
   await metricsServer?.close();
   await stopDomains();
   await polling.close();
