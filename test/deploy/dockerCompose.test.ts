@@ -33,7 +33,7 @@ describe('docker-compose.yml', () => {
   const config = parse(composeConfig());
 
   it('parses with the Docker compose tooling and has every part of the service', () => {
-    expect(Object.keys(config.services).sort()).toEqual(['api', 'mongo', 'proxy', 'temporal', 'temporal-db', 'temporal-setup', 'temporal-ui', 'worker']);
+    expect(Object.keys(config.services).sort()).toEqual(['api', 'mongo', 'proxy', 'redis', 'temporal', 'temporal-db', 'temporal-setup', 'temporal-ui', 'worker']);
     expect(config.services.mongo.image).toBe('mongo:7');
   });
 
