@@ -55,15 +55,13 @@ async function main() {
     activities: createActivities({ ...deps, metrics }),
     ...workerCapacity(config),
   });
-  if (!stopRequested) {
-    logger.info({ taskQueue: config.temporal.taskQueue }, 'worker running');
-    const running = worker.run();
-    // A signal that came during Worker.create: the worker is running now, so it can be shut down.
-    if (stopRequested) worker.shutdown();
-    // On-chain detection runs where there is a worker to run it.
-    logger.info({ currencies: await ensureChainWatchers(deps) }, 'chain watchers');
-    await running;
-  }
+  // Run even when a stop came during start-up: the SDK shuts down only a running worker.
+  logger.info({ taskQueue: config.temporal.taskQueue }, 'worker running');
+  const running = worker.run();
+  if (stopRequested) worker.shutdown();
+  // On-chain detection runs where there is a worker to run it.
+  else logger.info({ currencies: await ensureChainWatchers(deps) }, 'chain watchers');
+  await running;
   await metricsServer?.close();
   await stopDomains();
   await polling.close();
