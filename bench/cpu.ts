@@ -20,10 +20,18 @@ interface ProcessTicks {
 /** One reading of every process under the stack's root: pid -> its role and CPU ticks so far. */
 export type CpuReading = Map<number, ProcessTicks>;
 
-/** What a process is, from its program (argv[0]; a PostgreSQL backend renames itself "postgres: ...") and, for node, its script. */
+/**
+ * What a process is, from its program (argv[0]; a PostgreSQL backend renames itself "postgres: ...")
+ * and, for node, its script. The real Temporal server's services (temporal-server, argv[0]) count as
+ * 'temporal' like the dev server (temporal), the PostgreSQL backends serving its databases as
+ * 'postgresql-temporal'.
+ */
 function roleOf(pid: number, argv: string[]): string {
   if (pid === process.pid) return 'bench';
   const program = (argv[0] ?? '').split('/').pop() ?? '';
+  // The real Temporal server's backends (its databases temporal and temporal_visibility on the same
+  // PostgreSQL, BENCH_TEMPORAL=cluster): a backend's title is "postgres: <user> <database> ...".
+  if (/^postgres: \S+ temporal(_visibility)? /.test(argv.join(' '))) return 'postgresql-temporal';
   if (program.startsWith('postgres')) return 'postgresql';
   if (program === 'ferretdb') return 'ferretdb';
   if (program.startsWith('temporal')) return 'temporal';

@@ -1,4 +1,4 @@
-/** `npm run bench [section]`: every section, printed as ratios against baselines measured in the same run. */
+/** `npm run bench [section ...]`: every section (or those named), printed as ratios against baselines measured in the same run. */
 import { connectDatabase, disconnectDatabase } from '../src/db/connection';
 import { runApiBench } from './api';
 import { runWebhookBench } from './webhooks';
@@ -10,11 +10,12 @@ import { runReportsBench } from './reports';
 
 async function main() {
   const apiUrl = `http://127.0.0.1:${process.env.PORT}`;
-  const only = process.argv[2];
-  const want = (name: string) => !only || only === name;
+  const only = process.argv.slice(2);
+  const want = (name: string) => !only.length || only.includes(name);
   const sections = ['api', 'renewals', 'crypto', 'detection', 'webhooks', 'reports', 'scale'];
-  if (only && !sections.includes(only)) throw new Error(`unknown bench section ${only}; one of ${sections.join(', ')}`);
+  for (const o of only) if (!sections.includes(o)) throw new Error(`unknown bench section ${o}; one of ${sections.join(', ')}`);
   await connectDatabase(process.env.MONGODB_URI!);
+  console.log(`bench on the ${process.env.BENCH_TEMPORAL_LABEL ?? 'Temporal dev server'}, ${process.env.BENCH_WORKERS ?? 1} worker process(es)`);
   try {
     if (want('api')) console.log((await runApiBench(apiUrl)).join('\n'));
     if (want('renewals')) console.log((await runRenewalBench(apiUrl)).join('\n'));

@@ -23,6 +23,10 @@ import { createDependencies } from '../src/dependencies';
 import { makeTestCertificates, startHttpsReceiver } from '../test/support/httpsReceiver';
 import { workerCapacity } from '../src/startup/workerOptions';
 import { target } from './support';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { entryCommand, ManagedProcess, ROOT } from '../faults/stack';
 import { cpuBetween, cpuLine, cpuTarget, measureInsertBaseline, readCpu, type CpuWindow } from './cpu';
 
 interface Scenario {
@@ -73,8 +77,34 @@ async function pool<T>(items: T[], lanes: number, fn: (item: T) => Promise<void>
   );
 }
 
+/** `count` worker processes (node --import tsx worker.ts) polling `TEMPORAL_TASK_QUEUE`, started and ready. */
+async function startWorkerProcesses(count: number, opts: { MONGODB_URI: string; TEMPORAL_TASK_QUEUE: string; certsCa: string }): Promise<ManagedProcess[]> {
+  if (count <= 0) return [];
+  const dir = process.env.BENCH_RUN_DIR ?? tmpdir();
+  const caFile = join(dir, `webhooks-receiver-ca-${process.pid}.crt`);
+  writeFileSync(caFile, opts.certsCa);
+  const started: ManagedProcess[] = [];
+  for (let i = 0; i < count; i++) {
+    const log = join(dir, `webhooks-worker${i + 2}.log`);
+    const p = new ManagedProcess({
+      name: `webhooks-worker${i + 2}`,
+      ...entryCommand('node', join(ROOT, 'worker.ts')),
+      env: { ...process.env, MONGODB_URI: opts.MONGODB_URI, TEMPORAL_TASK_QUEUE: opts.TEMPORAL_TASK_QUEUE, NODE_EXTRA_CA_CERTS: caFile, LOG_LEVEL: 'info', WORKER_METRICS_PORT: '0', TEMPORAL_METRICS_PORT: '0' },
+      log,
+      ready: async () => readFileSync(log, 'utf8').includes('worker running'),
+    });
+    await p.start();
+    started.push(p);
+  }
+  return started;
+}
+
 export async function runWebhookBench(opts: { temporalAddress: string; mongoUri: string }): Promise<string[]> {
-  const lines: string[] = ['', 'webhooks (dev server, real workflows, HTTPS receiver on loopback)'];
+  const extraWorkers = Math.max(0, Number(process.env.BENCH_WORKERS ?? 1) - 1);
+  const lines: string[] = [
+    '',
+    `webhooks (${process.env.BENCH_TEMPORAL_LABEL ?? 'Temporal dev server'}, real workflows, HTTPS receiver on loopback; the delivery worker in the bench process${extraWorkers ? ` and ${extraWorkers} worker process(es) on its queue` : ''})`,
+  ];
   const benchUri = siblingUri(opts.mongoUri, '_webhooks');
   const wasConnected = mongoose.connection.readyState === 1;
   if (wasConnected) await disconnectDatabase();
@@ -113,6 +143,9 @@ export async function runWebhookBench(opts: { temporalAddress: string; mongoUri:
   });
   const workerRun = worker.run();
   const stopDomain = await startWebhooksDomain(deps, { retentionSchedule: false });
+  // BENCH_WORKERS > 1: more worker processes (worker.ts, as npm start runs it) on the same queue
+  // and database, trusting the receiver's CA; they count as 'worker' in the CPU lines.
+  const others = await startWorkerProcesses(extraWorkers, { MONGODB_URI: benchUri, TEMPORAL_TASK_QUEUE: taskQueue, certsCa: certs.ca });
 
   const targetLines: string[] = [];
   const measured: { key: string; cpu: CpuWindow; deliveries: number; all: boolean }[] = [];
@@ -201,6 +234,7 @@ export async function runWebhookBench(opts: { temporalAddress: string; mongoUri:
     const burst = measured.find((m) => m.key === SCENARIOS[0].key)!;
     targetLines.push(cpuTarget('webhooks', 'delivery', burst.cpu, burst.deliveries, cpuBaseline, GOAL_CPU_RATIO, burst.all));
   } finally {
+    await Promise.all(others.map((w) => w.stop('SIGTERM')));
     await stopDomain();
     worker.shutdown();
     await workerRun.catch(() => undefined);

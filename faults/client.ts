@@ -13,6 +13,8 @@ export interface Answer<T = any> {
   attempts: number;
   /** Statuses (or 'connection') of the attempts that did not land. */
   failures: (number | 'connection')[];
+  /** Of the 'connection' failures, those cut after the connection was made (in flight; not refused). */
+  dropped: number;
 }
 
 export function apiClient(baseUrl: () => string, token: string, opts: { deadlineMs?: number } = {}) {
@@ -41,16 +43,18 @@ export function apiClient(baseUrl: () => string, token: string, opts: { deadline
   /** Retried until it lands: a 2xx, or a 4xx other than a stuck key's 409. */
   async function request<T = any>(method: string, path: string, body?: unknown, key: string | null = method === 'GET' ? null : randomUUID()): Promise<Answer<T>> {
     const failures: Answer['failures'] = [];
+    let dropped = 0;
     const deadline = Date.now() + deadlineMs;
     for (let attempt = 1; ; attempt++) {
       let status: number | 'connection';
       try {
         const r = await once(method, path, body, key);
         const retry = r.status >= 500 || (r.status === 409 && r.body?.error?.code === 'idempotency_conflict');
-        if (!retry) return { status: r.status, body: r.body, attempts: attempt, failures };
+        if (!retry) return { status: r.status, body: r.body, attempts: attempt, failures, dropped };
         status = r.status;
-      } catch {
+      } catch (err) {
         status = 'connection';
+        if ((err as { cause?: { code?: string } }).cause?.code !== 'ECONNREFUSED') dropped += 1;
       }
       failures.push(status);
       if (Date.now() > deadline) throw new Error(`${method} ${path} did not land within ${deadlineMs} ms (${failures.length} failed attempts, last ${status})`);

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import mongoose from 'mongoose';
 import { connectDatabase, disconnectDatabase } from '../src/db/connection';
 import { createAccount } from '../src/services/accounts';
-import { appProcesses, ManagedProcess, Runtime } from './stack';
+import { appProcessSet, ManagedProcess, Runtime } from './stack';
 import { apiClient, ApiClient } from './client';
 
 export interface ScenarioContext {
@@ -16,6 +16,11 @@ export interface ScenarioContext {
   progress: (line: string) => void;
   /** What runs the API and the worker: node (the default) or deno. */
   runtime?: Runtime;
+  /** More environment for the API and the worker: the Temporal client settings (TLS) of the cluster scenarios. */
+  temporalEnv?: Record<string, string>;
+  /** How many API and worker processes each scenario runs (1 and 1 unless said). */
+  apis?: number;
+  workers?: number;
 }
 
 export interface ScenarioResult {
@@ -51,9 +56,14 @@ export function summaryLine(r: ScenarioResult): string {
 }
 
 export interface ScenarioApp {
+  /** The first API and the first worker (of `apis`, `workers`). */
   api: ManagedProcess;
   worker: ManagedProcess;
+  apis: ManagedProcess[];
+  workers: ManagedProcess[];
+  /** With more than one API, each read gives the next one's URL (round robin, as a balancer). */
   apiUrl: string;
+  apiUrls: string[];
   client: ApiClient;
   accountId: string;
   token: string;
@@ -67,38 +77,50 @@ export interface ScenarioApp {
 /**
  * An API and a worker of their own (own database, own task queue), a fresh account made the way
  * the CLI makes it, and this process connected to the same database to check invariants. The
- * processes run on Node unless `ctx.runtime` says deno.
+ * processes run on Node unless `ctx.runtime` says deno; `ctx.apis` and `ctx.workers` run more of
+ * each (the client then sends each attempt to the next API in turn, as a balancer would).
  */
 export async function startScenarioApp(ctx: ScenarioContext, name: string, extraEnv: Record<string, string> = {}): Promise<ScenarioApp> {
   const suffix = `${name}_${randomBytes(4).toString('hex')}`;
   const mongodbUri = `${ctx.mongoServerUrl}/faults_${suffix}`;
   const taskQueue = `faults-${suffix}`;
-  const { api, worker, apiUrl } = await appProcesses({ runtime: ctx.runtime, mongodbUri, temporalAddress: ctx.temporalAddress, taskQueue, runDir: ctx.runDir, extraEnv });
+  const { apis, workers, apiUrls } = await appProcessSet(
+    { runtime: ctx.runtime, mongodbUri, temporalAddress: ctx.temporalAddress, taskQueue, runDir: ctx.runDir, extraEnv: { ...ctx.temporalEnv, ...extraEnv } },
+    { apis: ctx.apis ?? 1, workers: ctx.workers ?? 1 },
+  );
+  const all = [...workers, ...apis];
   await connectDatabase(mongodbUri);
   try {
-    await worker.start();
-    await api.start();
+    for (const w of workers) await w.start();
+    for (const a of apis) await a.start();
   } catch (err) {
     // A part that did not come up must not leave the other running past the test.
-    await Promise.all([api.stop('SIGKILL'), worker.stop('SIGKILL')]);
+    await Promise.all(all.map((p) => p.stop('SIGKILL')));
     await disconnectDatabase();
     throw err;
   }
+  let turn = 0;
+  const nextUrl = () => apiUrls[turn++ % apiUrls.length];
   const email = `faults-${suffix}@example.com`;
   const password = 'a-long-password';
   const account = await createAccount({ email, password });
-  const client = apiClient(() => apiUrl, account.token);
+  const client = apiClient(nextUrl, account.token);
   return {
-    api,
-    worker,
-    apiUrl,
+    api: apis[0],
+    worker: workers[0],
+    apis,
+    workers,
+    get apiUrl() {
+      return nextUrl();
+    },
+    apiUrls,
     client,
     accountId: account.account_id,
     token: account.token,
     email,
     password,
     close: async () => {
-      await Promise.all([api.stop('SIGTERM'), worker.stop('SIGTERM')]);
+      await Promise.all(all.map((p) => p.stop('SIGTERM')));
       await mongoose.connection.db?.dropDatabase().catch(() => undefined);
       await disconnectDatabase();
     },

@@ -27,7 +27,8 @@ export function isPortOpen(port: number): Promise<boolean> {
 
 const SEARCH_ATTRIBUTES = ['AccountId=Keyword', 'CustomerId=Keyword', 'SubscriptionStatus=Keyword', 'NextBillingDate=Datetime'];
 
-export async function servers(runDir: string) {
+/** `startTemporal: false` leaves the dev server to be started when first needed (`temporal.start()`). */
+export async function servers(runDir: string, opts: { startTemporal?: boolean } = {}) {
   const bin = join(ROOT, '.tools', 'bin');
   const mongoPort = await freePort();
   const ferretDir = join(runDir, 'ferretdb');
@@ -47,7 +48,7 @@ export async function servers(runDir: string) {
   const { process: temporal, address: temporalAddress } = await temporalDevServer(runDir);
   await ferretdb.start();
   // One that did not come up must not leave the other running past the caller (a test).
-  await temporal.start().catch(async (err) => {
+  if (opts.startTemporal ?? true) await temporal.start().catch(async (err) => {
     await ferretdb.stop('SIGKILL');
     throw err;
   });

@@ -142,47 +142,70 @@ export interface AppEnv {
 
 /** The API and the worker of one scenario: their own database and task queue on the shared servers. */
 export async function appProcesses(opts: AppEnv): Promise<{ api: ManagedProcess; worker: ManagedProcess; apiUrl: string }> {
+  const set = await appProcessSet(opts, { apis: 1, workers: 1 });
+  return { api: set.apis[0], worker: set.workers[0], apiUrl: set.apiUrls[0] };
+}
+
+/**
+ * `apis` API processes (each on a port of its own, as behind a balancer) and `workers` worker
+ * processes on one database and task queue. Logs: api-<queue>.log, worker-<queue>.log for the
+ * first of each, then api2-, worker2- ...
+ */
+export async function appProcessSet(opts: AppEnv, counts: { apis: number; workers: number }): Promise<{ apis: ManagedProcess[]; workers: ManagedProcess[]; apiUrls: string[] }> {
   const runtime = opts.runtime ?? 'node';
-  const port = await freePort();
-  const env: Record<string, string | undefined> = {
-    ...process.env,
-    MONGODB_URI: opts.mongodbUri,
-    TEMPORAL_ADDRESS: opts.temporalAddress,
-    TEMPORAL_TASK_QUEUE: opts.taskQueue,
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    PUBLIC_URL: `http://127.0.0.1:${port}`,
-    LOG_LEVEL: 'info',
-    RATE_LIMIT_PER_MINUTE: '1000000',
-    WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
-    // The worker takes WEBHOOK_ALLOW_PRIVATE_NETWORKS only with this (its HOST binds only its metrics).
-    ALLOW_UNSAFE_LOCAL_SETTINGS: 'true',
-    CLAIM_VERIFICATION: 'true',
-    // Free ports: several workers may run at once (tests, other scenarios).
-    WORKER_METRICS_PORT: '0',
-    TEMPORAL_METRICS_PORT: '0',
-    // Deno: no update check (no network here); the receivers' CA, which Deno reads from DENO_CERT.
-    ...(runtime === 'deno' ? { DENO_NO_UPDATE_CHECK: '1' } : {}),
-    ...opts.extraEnv,
+  const ports: number[] = [];
+  while (ports.length < counts.apis) {
+    const p = await freePort();
+    if (!ports.includes(p)) ports.push(p);
+  }
+  const envFor = (port: number): Record<string, string | undefined> => {
+    const env: Record<string, string | undefined> = {
+      ...process.env,
+      MONGODB_URI: opts.mongodbUri,
+      TEMPORAL_ADDRESS: opts.temporalAddress,
+      TEMPORAL_TASK_QUEUE: opts.taskQueue,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      // The first API's address stands for the balancer's.
+      PUBLIC_URL: `http://127.0.0.1:${ports[0]}`,
+      LOG_LEVEL: 'info',
+      RATE_LIMIT_PER_MINUTE: '1000000',
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+      // The worker takes WEBHOOK_ALLOW_PRIVATE_NETWORKS only with this (its HOST binds only its metrics).
+      ALLOW_UNSAFE_LOCAL_SETTINGS: 'true',
+      CLAIM_VERIFICATION: 'true',
+      // Free ports: several workers may run at once (tests, other scenarios).
+      WORKER_METRICS_PORT: '0',
+      TEMPORAL_METRICS_PORT: '0',
+      // Deno: no update check (no network here); the receivers' CA, which Deno reads from DENO_CERT.
+      ...(runtime === 'deno' ? { DENO_NO_UPDATE_CHECK: '1' } : {}),
+      ...opts.extraEnv,
+    };
+    if (runtime === 'deno' && env.NODE_EXTRA_CA_CERTS && !env.DENO_CERT) env.DENO_CERT = env.NODE_EXTRA_CA_CERTS;
+    return env;
   };
-  if (runtime === 'deno' && env.NODE_EXTRA_CA_CERTS && !env.DENO_CERT) env.DENO_CERT = env.NODE_EXTRA_CA_CERTS;
-  const apiUrl = `http://127.0.0.1:${port}`;
-  const apiLog = join(opts.runDir, `api-${opts.taskQueue}.log`);
-  const workerLog = join(opts.runDir, `worker-${opts.taskQueue}.log`);
-  const api = new ManagedProcess({
-    name: 'api',
-    ...entryCommand(runtime, join(ROOT, 'src/api/server.ts')),
-    env,
-    log: apiLog,
-    ready: () => httpOk(`${apiUrl}/readyz`),
+  const nth = (i: number) => (i === 0 ? '' : String(i + 1));
+  const apiUrls = ports.map((port) => `http://127.0.0.1:${port}`);
+  const apis = ports.map(
+    (port, i) =>
+      new ManagedProcess({
+        name: `api${nth(i)}`,
+        ...entryCommand(runtime, join(ROOT, 'src/api/server.ts')),
+        env: envFor(port),
+        log: join(opts.runDir, `api${nth(i)}-${opts.taskQueue}.log`),
+        ready: () => httpOk(`${apiUrls[i]}/readyz`),
+      }),
+  );
+  const workers = Array.from({ length: counts.workers }, (_, i) => {
+    const workerLog = join(opts.runDir, `worker${nth(i)}-${opts.taskQueue}.log`);
+    return new ManagedProcess({
+      name: `worker${nth(i)}`,
+      ...entryCommand(runtime, join(ROOT, 'worker.ts')),
+      env: envFor(ports[0] ?? 0),
+      log: workerLog,
+      // Each start logs "worker running" once more: ready when the log holds one per start.
+      ready: async (starts) => (readFileSync(workerLog, 'utf8').match(/worker running/g) ?? []).length >= starts,
+    });
   });
-  const worker = new ManagedProcess({
-    name: 'worker',
-    ...entryCommand(runtime, join(ROOT, 'worker.ts')),
-    env,
-    log: workerLog,
-    // Each start logs "worker running" once more: ready when the log holds one per start.
-    ready: async (starts) => (readFileSync(workerLog, 'utf8').match(/worker running/g) ?? []).length >= starts,
-  });
-  return { api, worker, apiUrl };
+  return { apis, workers, apiUrls };
 }

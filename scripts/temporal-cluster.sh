@@ -265,10 +265,24 @@ temporal_cluster_namespace() { # port logfile
   return 0
 }
 
+# The command of one service (into TEMPORAL_CLUSTER_SERVICE_CMD).
+temporal_cluster_service_cmd() { # service dir
+  TEMPORAL_CLUSTER_SERVICE_CMD=("${GO_SERVER_ENV[@]}" "$TOOLS/bin/temporal-server" --root "$2" --config config \
+    --env cluster --allow-no-auth start --service "$1")
+}
+
 start_temporal_cluster_service() { # service dir logdir
   local svc=$1 dir=$2 logs=$3
-  start_bg "$logs/temporal-$svc.log" "${GO_SERVER_ENV[@]}" "$TOOLS/bin/temporal-server" --root "$dir" --config config \
-    --env cluster --allow-no-auth start --service "$svc" >/dev/null
+  temporal_cluster_service_cmd "$svc" "$dir"
+  start_bg "$logs/temporal-$svc.log" "${TEMPORAL_CLUSTER_SERVICE_CMD[@]}" >/dev/null
+}
+
+# One service in place of the calling shell (exec: its pid is the server's), for a harness that
+# starts, kills and restarts each service itself (faults/cluster.ts):
+#   bash -c 'source scripts/lib.sh; source scripts/temporal-cluster.sh; exec_temporal_cluster_service history <dir>'
+exec_temporal_cluster_service() { # service dir
+  temporal_cluster_service_cmd "$1" "$2"
+  exec "${TEMPORAL_CLUSTER_SERVICE_CMD[@]}"
 }
 
 # The Web UI's server (temporal-ui-server) on 127.0.0.1:<uiport>, to the frontend with the client
@@ -324,7 +338,14 @@ await_temporal_cluster() { # port logdir
 start_temporal_cluster() { # port uiport datadir logdir
   local port=$1 ui=$2 dir=$3 logs=$4 svc
   prepare_temporal_cluster "$port" "$dir" "$logs" || return 1
-  for svc in "${TEMPORAL_CLUSTER_SERVICES[@]}"; do start_temporal_cluster_service "$svc" "$dir" "$logs"; done
+  # History first, alone until it serves: on fresh databases every service writes the cluster
+  # metadata record at start, and those that lose that race exit ("SaveClusterMetadata encountered
+  # version mismatch"; seen with all four started at once by the bench).
+  start_temporal_cluster_service history "$dir" "$logs"
+  wait_for_port "$TC_HISTORY_GRPC" "Temporal history" 120 || { tail -n 20 "$logs/temporal-history.log" >&2; return 1; }
+  for svc in "${TEMPORAL_CLUSTER_SERVICES[@]}"; do
+    [[ "$svc" == history ]] || start_temporal_cluster_service "$svc" "$dir" "$logs"
+  done
   await_temporal_cluster "$port" "$logs" || return 1
   if [[ "$ui" != 0 ]]; then start_temporal_cluster_ui "$port" "$ui" "$dir" "$logs" || return 1; fi
 }

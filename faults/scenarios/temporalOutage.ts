@@ -30,7 +30,15 @@ const EVENT_OF = {
   transaction: 'crypto_transaction.received',
 } as const;
 
-export async function temporalOutage(ctx: ScenarioContext, temporal: ManagedProcess, opts: { writes: number; outageMs: number }): Promise<ScenarioResult> {
+/**
+ * `temporal` is what goes down: the dev server (SIGTERM), or one service of the real server
+ * (cluster-history-kill: its history service, `signal: 'SIGKILL'`, started again after `outageMs`
+ * as a supervisor would); `name` names the result line. `fixedOutage`: it is started again after
+ * `outageMs` even when the writes are not done (they go on across the restart), instead of after
+ * the writes and at least `outageMs`.
+ */
+export async function temporalOutage(ctx: ScenarioContext, temporal: ManagedProcess, opts: { writes: number; outageMs: number; signal?: NodeJS.Signals; name?: string; fixedOutage?: boolean }): Promise<ScenarioResult> {
+  const signal = opts.signal ?? 'SIGTERM';
   const ca = receiverCa(ctx.runDir);
   const app = await startScenarioApp(ctx, 'temporal_outage', ca.env);
   const received = new Map<string, number>();
@@ -49,9 +57,18 @@ export async function temporalOutage(ctx: ScenarioContext, temporal: ManagedProc
     const once = (await client.post('/v1/prices', { product_id: product.id, amount: 2000 })).body;
     const monthly = (await client.post('/v1/prices', { product_id: product.id, amount: 1000, recurring: { interval: 'month', interval_count: 1 } })).body;
 
-    ctx.progress(`temporal-outage: Temporal stopped for ${opts.outageMs / 1000} s while ${opts.writes} writes are made`);
-    await temporal.stop('SIGTERM');
+    ctx.progress(`temporal-outage: ${temporal.spec.name} stopped (${signal}) for ${opts.outageMs / 1000} s while ${opts.writes} writes are made`);
+    await temporal.stop(signal);
     const stoppedAt = Date.now();
+    let backAt = 0;
+    let writesWhileDown = 0;
+    const restarted = opts.fixedOutage
+      ? sleep(opts.outageMs).then(async () => {
+          writesWhileDown = statuses.length;
+          await temporal.start();
+          backAt = Date.now();
+        })
+      : null;
     // Straight requests, no retry: each must answer 2xx while Temporal is away.
     const raw = async (path: string, body: unknown) => {
       const res = await fetch(app.apiUrl + path, { method: 'POST', headers: { Authorization: `Bearer ${app.token}`, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
@@ -84,14 +101,18 @@ export async function temporalOutage(ctx: ScenarioContext, temporal: ManagedProc
         note(kind, c.body.id, r);
       }
     }
-    const left = opts.outageMs - (Date.now() - stoppedAt);
-    if (left > 0) await sleep(left);
     const writesSeconds = seconds(stoppedAt);
-    await temporal.start();
-    const backAt = Date.now();
+    if (restarted) await restarted;
+    else {
+      const left = opts.outageMs - (Date.now() - stoppedAt);
+      if (left > 0) await sleep(left);
+      await temporal.start();
+      backAt = Date.now();
+      writesWhileDown = statuses.length;
+    }
 
     // TLS and API key as the scenario's API and worker read them (they inherit this environment).
-    const temporalConfig = loadTemporalConfig(process.env);
+    const temporalConfig = loadTemporalConfig({ ...process.env, ...ctx.temporalEnv });
     const connection = await Connection.connect(connectionOptions({ ...temporalConfig, address: ctx.temporalAddress }));
     const temporalClient = new Client({ connection, namespace: temporalConfig.namespace });
     const exists = async (id: string) => {
@@ -141,13 +162,13 @@ export async function temporalOutage(ctx: ScenarioContext, temporal: ManagedProc
     const pairs = new Set((await WebhookDelivery.find({ account_id: app.accountId }, { event_id: 1 }).lean<{ event_id: string }[]>()).map((d) => d.event_id)).size;
     const failedWrites = statuses.filter((s) => s < 200 || s >= 300).length;
     return {
-      name: 'temporal-stopped-during-writes',
+      name: opts.name ?? 'temporal-stopped-during-writes',
       operations: statuses.length,
       lost: failedWrites + lastMissing.length,
       doubled: deliveries - pairs + extraEvents,
       recoveredSeconds: recovered,
       details: [
-        `${statuses.length} writes in ${writesSeconds.toFixed(1)} s of outage: ${statuses.length - failedWrites} answered 2xx${failedWrites ? ` (others: ${statuses.filter((s) => s < 200 || s >= 300).join(', ')})` : ''}`,
+        `${statuses.length} writes in ${writesSeconds.toFixed(1)} s${opts.fixedOutage ? `, ${writesWhileDown} of them while ${temporal.spec.name} was down (${signal}, started again after ${opts.outageMs / 1000} s)` : ' of outage'}${ctx.apis && ctx.apis > 1 ? ` (${ctx.apis} APIs, ${ctx.workers ?? 1} workers)` : ''}: ${statuses.length - failedWrites} answered 2xx${failedWrites ? ` (others: ${statuses.filter((s) => s < 200 || s >= 300).join(', ')})` : ''}`,
         `${acknowledged.length} writes answered 2xx (${Object.keys(EVENT_OF).map((k) => `${acknowledged.filter((w) => w.kind === k).length} ${k}`).join(', ')}), each checked for its event, workflow and allocation`,
         `${received.size} events delivered after recovery; ${lastMissing.length} things missing${lastMissing.length ? `: ${lastMissing.slice(0, 5).join('; ')}` : ''}`,
       ],

@@ -38,7 +38,9 @@ async function startReceiver(ca: ReturnType<typeof receiverCa>, failFirstAttempt
   return r;
 }
 
-export async function webhooksUnderWorkerKill(ctx: ScenarioContext, opts: { events: number; endpoints?: number }): Promise<ScenarioResult> {
+/** `restart: false` (the cluster scenario, two workers): the killed worker stays down; the other one delivers the rest. */
+export async function webhooksUnderWorkerKill(ctx: ScenarioContext, opts: { events: number; endpoints?: number; restart?: boolean }): Promise<ScenarioResult> {
+  const restart = opts.restart ?? true;
   const ca = receiverCa(ctx.runDir);
   const app = await startScenarioApp(ctx, 'webhooks', ca.env);
   const receivers: Receiver[] = [];
@@ -66,7 +68,9 @@ export async function webhooksUnderWorkerKill(ctx: ScenarioContext, opts: { even
       if (!killed && created >= opts.events / 3) {
         killed = (async () => {
           await app.worker.kill9();
-          ctx.progress(`webhooks: worker killed after ${created} events`);
+          ctx.progress(`webhooks: worker killed after ${created} events${restart ? '' : `; ${app.workers.length - 1} other worker(s) left to deliver`}`);
+          restartedAt = Date.now();
+          if (!restart) return;
           await sleep(2_000);
           restartedAt = Date.now();
           await app.worker.start();
@@ -153,6 +157,7 @@ export async function webhooksUnderWorkerKill(ctx: ScenarioContext, opts: { even
         `${acknowledged.length} customers acknowledged (201) for ${opts.events} created, ${stored.length} customer.created events (${eventsLost} missing, ${eventsDoubled} extra)`,
         `${deliveries.length} delivery records (${unrecorded} pairs without one, ${notSucceeded} not succeeded with a 2xx last attempt), ${gaps} attempt gaps, ${repeated} repeated attempt numbers`,
         `requests received per endpoint: ${receivers.map((r) => r.requests).join(', ')}; attempts logged: ${logged.join(', ')} (${resent} resends of an attempt, ${phantom} attempts logged and not received; the first endpoint answers 500 to each event's first attempt)`,
+        ...(restart ? [] : [`${app.apis.length} APIs, ${app.workers.length} workers; the killed worker stayed down (recovered: from the kill to the last delivery)`]),
         ...problems.slice(0, 10),
       ],
     };
