@@ -6,6 +6,12 @@ import { ApiError } from '../lib/errors';
 export interface AppState {
   requestId: string;
   auth?: AuthContext;
+  /**
+   * The Idempotency-Key this request holds (its reservation's id, unique per scope and key): a
+   * create derives its resource's id from it, so a retry that takes over the key of a request
+   * that died after its write finds that resource instead of writing a second one.
+   */
+  idempotencyKeyId?: string;
 }
 
 export type Ctx = ParameterizedContext<AppState> & { request: { body?: unknown } };

@@ -1,7 +1,7 @@
 import { Customer, CustomerDoc } from '../models/customer';
 import { Scope, scopeFilter, findInScope } from '../models/scope';
 import { isDuplicateKey } from '../models/errors';
-import { newId, ID_PREFIX } from '../lib/ids';
+import { newId, derivedId, ID_PREFIX } from '../lib/ids';
 import { ApiError } from '../lib/errors';
 import { presentCustomer } from '../presenters/customer';
 import { recordEvent } from './events';
@@ -27,9 +27,27 @@ export async function findCustomer(scope: Scope, id: string, param = 'id'): Prom
   return customer;
 }
 
-export async function createCustomer(scope: Scope, input: Required<Pick<CustomerInput, 'email'>> & CustomerInput) {
+/**
+ * `idempotencyKeyId`: the Idempotency-Key the request holds. The customer's id derives from it,
+ * so a retry that took the key over from a request that died after the write finds that customer
+ * and finishes what the first attempt may not have (its wallet, `customer.created`), instead of
+ * answering that the email is taken.
+ */
+export async function createCustomer(scope: Scope, input: Required<Pick<CustomerInput, 'email'>> & CustomerInput, opts: { idempotencyKeyId?: string } = {}) {
+  const id = opts.idempotencyKeyId ? derivedId(ID_PREFIX.customer, `idempotency:${opts.idempotencyKeyId}`) : newId(ID_PREFIX.customer);
+  if (opts.idempotencyKeyId) {
+    const earlier = await findInScope<CustomerDoc>(Customer, scope, id);
+    if (earlier) {
+      try {
+        await createWallet(scope, 'customer', earlier._id);
+      } catch (err) {
+        if (!isDuplicateKey(err)) throw err; // the first attempt made it
+      }
+      return announceCreatedCustomer(scope, earlier);
+    }
+  }
   const doc = {
-    _id: newId(ID_PREFIX.customer),
+    _id: id,
     ...scopeFilter(scope),
     email: normalizeEmail(input.email),
     first_name: optionalText(input.first_name) ?? null,
@@ -50,7 +68,12 @@ export async function createCustomer(scope: Scope, input: Required<Pick<Customer
     await recountListSlots(Customer, [customer]);
     throw err;
   }
-  await recordEvent(scope, 'customer.created', customerEventPayload(customer));
+  return announceCreatedCustomer(scope, customer);
+}
+
+/** `customer.created`, once per customer (a retry that found the customer writes it only if missing). */
+async function announceCreatedCustomer(scope: Scope, customer: CustomerDoc) {
+  await recordEvent(scope, 'customer.created', customerEventPayload(customer), { idempotencyKey: `customer.created:${customer._id}` });
   return presentCustomer(customer);
 }
 

@@ -7,7 +7,7 @@ import { AllocationSlot, AllocationSlotDoc } from '../models/cryptoTransaction';
 import { isDuplicateKey } from '../models/errors';
 import { Price, PriceDoc } from '../models/price';
 import { Product, ProductDoc } from '../models/product';
-import { Scope, scopeFilter, scopeOfDoc, findInScope } from '../models/scope';
+import { Scope, scopeFilter, scopeOfDoc, findInScope, inScope } from '../models/scope';
 import { newId, derivedId, ID_PREFIX } from '../lib/ids';
 import { ApiError } from '../lib/errors';
 import { centsToAmount, multiplyAmount, parseAmount, sumAmounts, toAmount } from '../billing/money';
@@ -77,14 +77,28 @@ export async function buildLineItems(scope: Scope, items: LineItemInput[]) {
   return lines;
 }
 
-export async function createInvoice(deps: Dependencies, scope: Scope, input: InvoiceInput) {
+/**
+ * `idempotencyKeyId`: the Idempotency-Key the request holds. The invoice's id derives from it, so
+ * a retry that took the key over from a request that died after writing the invoice finds that
+ * invoice and finishes what the first attempt may not have (its event, its due-date workflow),
+ * instead of billing the customer a second time.
+ */
+export async function createInvoice(deps: Dependencies, scope: Scope, input: InvoiceInput, opts: { idempotencyKeyId?: string } = {}) {
+  const id = opts.idempotencyKeyId ? derivedId(ID_PREFIX.invoice, `idempotency:${opts.idempotencyKeyId}`) : newId(ID_PREFIX.invoice);
+  if (opts.idempotencyKeyId) {
+    const earlier = await Invoice.findById(id).lean<InvoiceDoc>();
+    if (earlier && inScope(earlier, scope)) {
+      // Its due-date workflow was planned before the write; asking again is a no-op if it runs.
+      if (earlier.status === 'pending') await deps.workflows.invoiceDue.watch(earlier);
+      return announceCreatedInvoice(deps, scope, earlier);
+    }
+  }
   await findCustomer(scope, input.customer_id, 'customer_id');
   const dueDate = checkDueDate(input.due_date);
   if (input.subscription_id && !(await findInScope(Subscription, scope, input.subscription_id))) {
     throw ApiError.notFound('Subscription not found', 'subscription_id');
   }
   const lines = await buildLineItems(scope, input.line_items ?? []);
-  const id = newId(ID_PREFIX.invoice);
   // Recorded before the invoice, so a crash between the two cannot lose its due-date workflow.
   const dueWatch = (input.status ?? 'pending') === 'pending' ? await deps.workflows.invoiceDue.plan({ _id: id, due_date: dueDate }) : null;
   const invoice = (
@@ -100,10 +114,16 @@ export async function createInvoice(deps: Dependencies, scope: Scope, input: Inv
       billing_key: id,
     })
   ).toObject() as InvoiceDoc;
+  await announceCreatedInvoice(deps, scope, invoice);
+  await dueWatch?.start();
+  return presentInvoice(invoice);
+}
+
+/** After a new invoice's write (again, on a retry that found it): its report marks and `invoice.created`, once. */
+async function announceCreatedInvoice(deps: Dependencies, scope: Scope, invoice: InvoiceDoc) {
   // Open: in the receivables; created paid: paid outside the service, in the collections report.
   await rollupsChanged(deps, scope, invoice.status === 'paid' ? 'collections' : 'receivables');
-  await recordEvent(scope, 'invoice.created', invoiceEventPayload(invoice));
-  await dueWatch?.start();
+  await recordEvent(scope, 'invoice.created', invoiceEventPayload(invoice), { idempotencyKey: `invoice.created:${invoice._id}` });
   return presentInvoice(invoice);
 }
 

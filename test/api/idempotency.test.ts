@@ -14,6 +14,9 @@ import { completeKey, reserveKey, Reservation } from '../../src/services/idempot
 import { IdempotencyKey } from '../../src/models/idempotencyKey';
 import { ETH_EIP55_2, customerWithWallet, invoiceOf, txHash } from '../crypto/helpers';
 import { waitFor } from '../support/wait';
+import { createHash } from 'node:crypto';
+import { Invoice } from '../../src/models/invoice';
+import { Event } from '../../src/models/event';
 
 useTestDatabase();
 let api: TestApi;
@@ -139,5 +142,55 @@ describe('idempotency keys', () => {
         await completeKey(held(again), 200, null);
       }
     }
+  });
+
+  it('a create retried after its request died between the write and the answer finds what it wrote: one invoice, its event once', async () => {
+    const a = await newAccount(api.url);
+    const customer = (await a.api.post('/v1/customers', { email: 'billed-once@example.com' })).body;
+    const product = (await a.api.post('/v1/products', { name: 'Consulting' })).body;
+    const price = (await a.api.post('/v1/prices', { product_id: product.id, amount: 25000 })).body;
+    const key = newKey();
+    const body = { customer_id: customer.id, due_date: '2027-01-01', line_items: [{ price_id: price.id }] };
+    const first = await a.api.post('/v1/invoices', body, { 'Idempotency-Key': key });
+    expect(first.status).toBe(201);
+    // As if the API process was killed after the invoice's write: the key still reads
+    // `processing`, silent for two minutes (so the retry takes it over), and the event was never written.
+    const reservationId = createHash('sha256').update(JSON.stringify([a.account_id, null, key])).digest('hex');
+    const past = new Date(Date.now() - 120_000);
+    await IdempotencyKey.collection.updateOne({ _id: reservationId } as never, { $set: { state: 'processing', status: null, body: null, created_at: past, heartbeat_at: past } });
+    await Event.deleteMany({ account_id: a.account_id, event: 'invoice.created' });
+
+    const retry = await a.api.post('/v1/invoices', body, { 'Idempotency-Key': key });
+    expect(retry.status).toBe(201);
+    expect(retry.body.id).toBe(first.body.id);
+    expect(retry.body.total_amount).toBe(first.body.total_amount);
+    expect(await Invoice.countDocuments({ account_id: a.account_id, customer_id: customer.id })).toBe(1);
+    const events = await Event.find({ account_id: a.account_id, event: 'invoice.created' }).lean<{ payload: { id: string } }[]>();
+    expect(events.map((e) => e.payload.id)).toEqual([first.body.id]);
+    // The retry's answer is kept for the key now: a third try replays it.
+    const replay = await a.api.post('/v1/invoices', body, { 'Idempotency-Key': key });
+    expect(replay.headers.get('Idempotent-Replayed')).toBe('true');
+    expect(replay.body.id).toBe(first.body.id);
+  });
+
+  it('a customer created by a request that died before its answer is found by the retry, with its wallet and its event once', async () => {
+    const a = await newAccount(api.url);
+    const key = newKey();
+    const body = { email: 'created-once@example.com' };
+    const first = await a.api.post('/v1/customers', body, { 'Idempotency-Key': key });
+    expect(first.status).toBe(201);
+    const reservationId = createHash('sha256').update(JSON.stringify([a.account_id, null, key])).digest('hex');
+    const past = new Date(Date.now() - 120_000);
+    await IdempotencyKey.collection.updateOne({ _id: reservationId } as never, { $set: { state: 'processing', status: null, body: null, created_at: past, heartbeat_at: past } });
+    await Event.deleteMany({ account_id: a.account_id, event: 'customer.created' });
+
+    const retry = await a.api.post('/v1/customers', body, { 'Idempotency-Key': key });
+    // Not "email taken": the customer the first attempt wrote.
+    expect(retry.status).toBe(201);
+    expect(retry.body.id).toBe(first.body.id);
+    const events = await Event.find({ account_id: a.account_id, event: 'customer.created' }).lean<{ payload: { id: string } }[]>();
+    expect(events.map((e) => e.payload.id)).toEqual([first.body.id]);
+    const wallets = (await a.api.get('/v1/wallets')).body.wallets.filter((w: any) => w.owner_id === first.body.id);
+    expect(wallets).toHaveLength(1);
   });
 });

@@ -16,7 +16,7 @@ export function customerRoutes(router: Router<AppState>, deps: RouteDeps) {
   });
   router.post('/customers', async (ctx: Ctx) => {
     ctx.status = 201;
-    ctx.body = await createCustomer(scopeOf(ctx), createCustomerBody(ctx.request.body));
+    ctx.body = await createCustomer(scopeOf(ctx), createCustomerBody(ctx.request.body), { idempotencyKeyId: ctx.state.idempotencyKeyId });
   });
   router.patch('/customers/:id', async (ctx: Ctx) => {
     ctx.body = await updateCustomer(scopeOf(ctx), idParam(ctx.params.id), updateCustomerBody(ctx.request.body));

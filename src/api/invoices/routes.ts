@@ -17,7 +17,7 @@ export function invoiceRoutes(router: Router<AppState>, deps: RouteDeps) {
   });
   router.post('/invoices', async (ctx: Ctx) => {
     ctx.status = 201;
-    ctx.body = await createInvoice(deps, scopeOf(ctx), createInvoiceBody(ctx.request.body));
+    ctx.body = await createInvoice(deps, scopeOf(ctx), createInvoiceBody(ctx.request.body), { idempotencyKeyId: ctx.state.idempotencyKeyId });
   });
   router.patch('/invoices/:id', async (ctx: Ctx) => {
     ctx.body = await updateInvoice(deps, scopeOf(ctx), idParam(ctx.params.id), updateInvoiceBody(ctx.request.body));

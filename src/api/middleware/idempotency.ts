@@ -21,6 +21,7 @@ export function idempotency(docBase: string) {
       ctx.set('Idempotent-Replayed', 'true');
       return;
     }
+    ctx.state.idempotencyKeyId = reservation.id;
     try {
       await next();
     } catch (err) {
