@@ -7,8 +7,8 @@ export interface AppState {
   requestId: string;
   auth?: AuthContext;
   /**
-   * The Idempotency-Key this request holds (its reservation's id, unique per scope and key): a
-   * create derives its resource's id from it, so a retry that takes over the key of a request
+   * The Idempotency-Key this request holds (its reservation's id, unique per scope and key, with
+   * the request's hash): a create derives its resource's id from it, so a retry that takes over the key of a request
    * that died after its write finds that resource instead of writing a second one.
    */
   idempotencyKeyId?: string;

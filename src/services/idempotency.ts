@@ -28,6 +28,8 @@ type KeyRecord = IdempotencyKeyDoc & { owner?: string; heartbeat_at?: Date };
 /** A reservation this request holds: pass it to {@link completeKey}. */
 export interface HeldKey {
   id: string;
+  /** The request's hash (method, path, body), which a retry with the key must match. */
+  requestHash: string;
   owner: string;
   /** Stops the heartbeat; resolves once a beat in flight has landed (completeKey waits for it). */
   stop: () => Promise<void>;
@@ -74,7 +76,7 @@ export async function reserveKey(
     try {
       // The driver's insert: the model's schema would drop `owner` and `heartbeat_at`.
       await IdempotencyKey.collection.insertOne({ _id: id, request_hash: requestHash, state: 'processing', status: null, body: null, created_at: now, owner, heartbeat_at: now } as never);
-      return { kind: 'new', id, owner, stop: keepAlive(id, owner, opts.heartbeatMs ?? HEARTBEAT_MS) };
+      return { kind: 'new', id, requestHash, owner, stop: keepAlive(id, owner, opts.heartbeatMs ?? HEARTBEAT_MS) };
     } catch (err) {
       if (!isDuplicateKey(err)) throw err;
     }

@@ -193,4 +193,18 @@ describe('idempotency keys', () => {
     const wallets = (await a.api.get('/v1/wallets')).body.wallets.filter((w: any) => w.owner_id === first.body.id);
     expect(wallets).toHaveLength(1);
   });
+
+  it('a key reused with another body once it expired (24 h) creates a new customer, not the one its first use created', async () => {
+    const a = await newAccount(api.url);
+    const key = newKey();
+    const first = await a.api.post('/v1/customers', { email: 'first-use@example.com' }, { 'Idempotency-Key': key });
+    expect(first.status).toBe(201);
+    const reservationId = createHash('sha256').update(JSON.stringify([a.account_id, null, key])).digest('hex');
+    const dayAgo = new Date(Date.now() - 25 * 3600_000);
+    await IdempotencyKey.collection.updateOne({ _id: reservationId } as never, { $set: { created_at: dayAgo, heartbeat_at: dayAgo } });
+    const second = await a.api.post('/v1/customers', { email: 'second-use@example.com' }, { 'Idempotency-Key': key });
+    expect(second.status).toBe(201);
+    expect(second.body.id).not.toBe(first.body.id);
+    expect(second.body.email).toBe('second-use@example.com');
+  });
 });

@@ -21,7 +21,8 @@ export function idempotency(docBase: string) {
       ctx.set('Idempotent-Replayed', 'true');
       return;
     }
-    ctx.state.idempotencyKeyId = reservation.id;
+    // With the request's hash: the same key reused with another body once it expired (24 h) is a new request.
+    ctx.state.idempotencyKeyId = `${reservation.id}:${reservation.requestHash}`;
     try {
       await next();
     } catch (err) {
