@@ -6,7 +6,7 @@
  * module: README, "Several API processes"); scripts/start.sh runs it instead of server.ts.
  */
 import type { Cluster, Worker } from 'node:cluster';
-import { join } from 'node:path';
+import { projectPath } from '../lib/projectRoot';
 
 export interface ClusterDeps {
   cluster: Cluster;
@@ -78,7 +78,7 @@ export async function main(): Promise<void> {
   runCluster({
     cluster,
     processes: config.apiProcesses,
-    exec: join(__dirname, 'server.ts'),
+    exec: projectPath('src', 'api', 'server.ts'),
     log: (message) => console.log(JSON.stringify({ level: 30, time: Date.now(), pid: process.pid, msg: message })),
     setTimeout: (fn, ms) => setTimeout(fn, ms),
     now: () => Date.now(),
@@ -87,9 +87,7 @@ export async function main(): Promise<void> {
   });
 }
 
-if (require.main === module) {
-  main().catch((err) => {
-    console.error(err);
-    process.exit(1);
-  });
-}
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -51,6 +51,7 @@ const PAGES = [
   'GET /console', 'GET /console/sign-in', 'POST /console/sign-in', 'POST /console/sign-out', 'POST /console/scope',
   'GET /console/assets/:file', 'GET /console/subscriptions', 'GET /console/subscriptions/:id', 'GET /console/receivables',
   'GET /console/collections', 'GET /console/reports/mrr.csv', 'GET /console/reports/receivables.csv', 'GET /console/reports/collections.csv',
+  'GET /console/claims', 'POST /console/claims/:id/approval', 'POST /console/claims/:id/rejection',
 ];
 
 function registeredRoutes(): Map<string, Set<string>> {
