@@ -51,8 +51,12 @@ describe('console approval with workflows', () => {
 
       const handle = env.client.workflow.getHandle(workflowIds.allocation(customer.id));
       const deadline = Date.now() + 60_000;
-      while ((await a.api.get(`/v1/invoices/${invoice.id}`)).body.status !== 'paid') {
-        if (Date.now() > deadline) throw new Error('invoice still unpaid after 60 s');
+      // The allocation writes the invoice, then the transaction's entries: wait for both.
+      const settled = async () =>
+        (await a.api.get(`/v1/invoices/${invoice.id}`)).body.status === 'paid' &&
+        (await a.api.get(`/v1/crypto_transactions/${approved.crypto_transaction_id}`)).body.allocations?.length > 0;
+      while (!(await settled())) {
+        if (Date.now() > deadline) throw new Error('invoice still unpaid, or the transaction unallocated, after 60 s');
         await handle.result().catch(() => undefined);
         await new Promise((r) => setTimeout(r, 500));
       }
