@@ -40,6 +40,16 @@ async function silence(r: { id: string }, ms: number) {
   await IdempotencyKey.collection.updateOne({ _id: r.id } as never, { $set: { created_at: past, heartbeat_at: past } });
 }
 
+/** The id of a live-scope key's reservation, as reserveKey computes it. */
+const reservationIdOf = (accountId: string, key: string) => createHash('sha256').update(JSON.stringify([accountId, null, key])).digest('hex');
+
+/** As if the request holding `key` was killed after its write: still `processing`, silent for two minutes (a retry takes it over). */
+async function diedBeforeItsAnswer(accountId: string, key: string) {
+  const id = reservationIdOf(accountId, key);
+  await IdempotencyKey.collection.updateOne({ _id: id } as never, { $set: { state: 'processing', status: null, body: null } });
+  await silence({ id }, 120_000);
+}
+
 describe('idempotency keys', () => {
   it('does not keep a 409 (allocation in progress): the same key retried once it clears runs again', async () => {
     const a = await newAccount(api.url);
@@ -155,9 +165,7 @@ describe('idempotency keys', () => {
     expect(first.status).toBe(201);
     // As if the API process was killed after the invoice's write: the key still reads
     // `processing`, silent for two minutes (so the retry takes it over), and the event was never written.
-    const reservationId = createHash('sha256').update(JSON.stringify([a.account_id, null, key])).digest('hex');
-    const past = new Date(Date.now() - 120_000);
-    await IdempotencyKey.collection.updateOne({ _id: reservationId } as never, { $set: { state: 'processing', status: null, body: null, created_at: past, heartbeat_at: past } });
+    await diedBeforeItsAnswer(a.account_id, key);
     await Event.deleteMany({ account_id: a.account_id, event: 'invoice.created' });
 
     const retry = await a.api.post('/v1/invoices', body, { 'Idempotency-Key': key });
@@ -179,9 +187,7 @@ describe('idempotency keys', () => {
     const body = { email: 'created-once@example.com' };
     const first = await a.api.post('/v1/customers', body, { 'Idempotency-Key': key });
     expect(first.status).toBe(201);
-    const reservationId = createHash('sha256').update(JSON.stringify([a.account_id, null, key])).digest('hex');
-    const past = new Date(Date.now() - 120_000);
-    await IdempotencyKey.collection.updateOne({ _id: reservationId } as never, { $set: { state: 'processing', status: null, body: null, created_at: past, heartbeat_at: past } });
+    await diedBeforeItsAnswer(a.account_id, key);
     await Event.deleteMany({ account_id: a.account_id, event: 'customer.created' });
 
     const retry = await a.api.post('/v1/customers', body, { 'Idempotency-Key': key });
@@ -199,9 +205,7 @@ describe('idempotency keys', () => {
     const key = newKey();
     const first = await a.api.post('/v1/customers', { email: 'first-use@example.com' }, { 'Idempotency-Key': key });
     expect(first.status).toBe(201);
-    const reservationId = createHash('sha256').update(JSON.stringify([a.account_id, null, key])).digest('hex');
-    const dayAgo = new Date(Date.now() - 25 * 3600_000);
-    await IdempotencyKey.collection.updateOne({ _id: reservationId } as never, { $set: { created_at: dayAgo, heartbeat_at: dayAgo } });
+    await silence({ id: reservationIdOf(a.account_id, key) }, 25 * 3600_000);
     const second = await a.api.post('/v1/customers', { email: 'second-use@example.com' }, { 'Idempotency-Key': key });
     expect(second.status).toBe(201);
     expect(second.body.id).not.toBe(first.body.id);
