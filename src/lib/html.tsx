@@ -32,3 +32,14 @@ export function InlineStyle({ css }: { css: string }) {
   // Raw text on purpose: a constant of ours, not data; escaping `"` would change its hash.
   return <style dangerouslySetInnerHTML={{ __html: css }} />;
 }
+
+/** The head's first tags on every page: UTF-8, a phone's width, and no referrer sent from it. */
+export function PageMeta() {
+  return (
+    <>
+      <meta charset="utf-8" />
+      <meta name="viewport" content="width=device-width, initial-scale=1" />
+      <meta name="referrer" content="no-referrer" />
+    </>
+  );
+}

@@ -8,7 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { ComponentChildren } from 'preact';
-import { InlineStyle, renderDocument } from '../lib/html';
+import { InlineStyle, PageMeta, renderDocument } from '../lib/html';
 import { paymentStatusText } from '../cryptocurrency/paymentStatus';
 import type { ClosedPublicLink, PublicPaymentClaimLink } from '../services/publicPaymentClaimLinks';
 
@@ -201,9 +201,7 @@ function document(title: string, body: ComponentChildren, script: PayPageScript 
   return renderDocument(
     <html lang="en">
       <head>
-        <meta charset="utf-8" />
-        <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <meta name="referrer" content="no-referrer" />
+        <PageMeta />
         <title>{title}</title>
         <InlineStyle css={PAY_PAGE_STYLE} />
         {script ? <script src={script.path} integrity={script.integrity} defer></script> : null}

@@ -5,7 +5,7 @@
  * inline script or style; the chart data rides in a non-executable JSON block).
  */
 import type { ComponentChildren } from 'preact';
-import { JsonBlock, renderDocument } from '../../lib/html';
+import { JsonBlock, PageMeta, renderDocument } from '../../lib/html';
 import type { ConsoleSessionView } from '../../services/consoleSessions';
 import type { overview, subscriptionLifecycle, subscriptionTable, SubscriptionFilter } from '../../services/console';
 import type { CollectionsReport, ReceivablesReport } from '../../presenters/reports';
@@ -66,9 +66,7 @@ export function layout(title: string, body: ComponentChildren, opts: LayoutOptio
   return renderDocument(
     <html lang="en">
       <head>
-        <meta charset="utf-8" />
-        <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <meta name="referrer" content="no-referrer" />
+        <PageMeta />
         <title>{`${title} · Finance console`}</title>
         <link rel="icon" href="data:," />
         <link rel="stylesheet" href="/console/assets/console.css" />
