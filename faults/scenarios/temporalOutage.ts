@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { bech32 } from '@scure/base';
 import { Client, Connection } from '@temporalio/client';
 import { loadTemporalConfig } from '../../src/config';
-import { connectionOptions } from '../../src/temporal/client';
+import { grpcConnectionOptions } from '../../src/temporal/client';
 import Decimal from 'decimal.js';
 import { CryptoTransaction, CryptoTransactionDoc } from '../../src/models/cryptoTransaction';
 import { Event } from '../../src/models/event';
@@ -113,7 +113,7 @@ export async function temporalOutage(ctx: ScenarioContext, temporal: ManagedProc
 
     // TLS and API key as the scenario's API and worker read them (they inherit this environment).
     const temporalConfig = loadTemporalConfig({ ...process.env, ...ctx.temporalEnv });
-    const connection = await Connection.connect(connectionOptions({ ...temporalConfig, address: ctx.temporalAddress }));
+    const connection = await Connection.connect(grpcConnectionOptions({ ...temporalConfig, address: ctx.temporalAddress }));
     const temporalClient = new Client({ connection, namespace: temporalConfig.namespace });
     const exists = async (id: string) => {
       try {

@@ -1,6 +1,7 @@
 import type { ParameterizedContext } from 'koa';
 import type { AuthContext } from '../services/accounts';
 import type { Scope } from '../models/scope';
+import type { CreateOptions } from '../services/creation';
 import { ApiError } from '../lib/errors';
 
 export interface AppState {
@@ -21,4 +22,9 @@ export function scopeOf(ctx: Ctx): Scope {
   const auth = ctx.state.auth;
   if (!auth) throw ApiError.unauthenticated();
   return { accountId: auth.accountId, sandbox: auth.sandbox };
+}
+
+/** What a create passes to its service: the Idempotency-Key the request holds (services/creation.ts). */
+export function createOptionsOf(ctx: Ctx): CreateOptions {
+  return { idempotencyKeyId: ctx.state.idempotencyKeyId };
 }

@@ -10,6 +10,7 @@ import { Wallet, WalletDoc } from '../models/wallet';
 import { Scope, scopeFilter, findInScope } from '../models/scope';
 import { isDuplicateKey } from '../models/errors';
 import { newId, ID_PREFIX } from '../lib/ids';
+import { CreateOptions, createdId, earlierAttempt } from './creation';
 import { ApiError } from '../lib/errors';
 import { CryptoCurrency, isSupportedCurrency, validateAddress } from '../cryptocurrency/addresses';
 import { presentCryptoAddress } from '../presenters/cryptoAddress';
@@ -41,33 +42,35 @@ export async function findCryptoAddress(scope: Scope, id: string, param = 'id', 
   return address;
 }
 
-export async function createCryptoAddress(scope: Scope, input: CryptoAddressInput) {
+/** Under an Idempotency-Key, a retry after a request that died after its write finds that address (services/creation.ts) rather than calling it in use. */
+export async function createCryptoAddress(scope: Scope, input: CryptoAddressInput, opts: CreateOptions = {}) {
   const wallet = await findInScope<WalletDoc>(Wallet, scope, input.wallet_id);
   if (!wallet) throw ApiError.notFound('Wallet not found', 'wallet_id');
   const currency = requireCurrency(input.currency_code ?? input.currency);
   const checked = validateAddress(currency, input.address, scope.sandbox === null ? 'mainnet' : 'test');
   if (!checked.ok) throw ApiError.addressInvalid(`Address is not a valid ${currency} address: ${checked.reason}`);
-  let doc: CryptoAddressDoc;
+  const id = createdId(ID_PREFIX.cryptoAddress, opts);
+  const doc = (await earlierAttempt<CryptoAddressDoc>(CryptoAddress, scope, id, opts)) ?? (await insertAddress(scope, {
+    _id: id,
+    wallet_id: wallet._id,
+    customer_id: wallet.owner_type === 'customer' ? wallet.owner_id : null,
+    currency,
+    address: input.address.trim(),
+    address_key: checked.canonical,
+  }));
+  await markWatchedAddressesChanged(currency);
+  const out = presentCryptoAddress(doc);
+  await recordEvent(scope, 'crypto_address.created', out, { idempotencyKey: `crypto_address.created:${doc._id}` });
+  return out;
+}
+
+async function insertAddress(scope: Scope, fields: Omit<CryptoAddressDoc, 'account_id' | 'sandbox' | 'created_at' | 'updated_at'>): Promise<CryptoAddressDoc> {
   try {
-    doc = (
-      await createListed(CryptoAddress, scope, {
-        _id: newId(ID_PREFIX.cryptoAddress),
-        ...scopeFilter(scope),
-        wallet_id: wallet._id,
-        customer_id: wallet.owner_type === 'customer' ? wallet.owner_id : null,
-        currency,
-        address: input.address.trim(),
-        address_key: checked.canonical,
-      })
-    ).toObject() as CryptoAddressDoc;
+    return (await createListed(CryptoAddress, scope, { ...fields, ...scopeFilter(scope) })).toObject() as CryptoAddressDoc;
   } catch (err) {
     if (isDuplicateKey(err)) throw ApiError.invalid('Address is already in use for this currency in your account', 'address', { address: ['is already in use for this currency'] });
     throw err;
   }
-  await markWatchedAddressesChanged(currency);
-  const out = presentCryptoAddress(doc);
-  await recordEvent(scope, 'crypto_address.created', out);
-  return out;
 }
 
 export async function getCryptoAddress(scope: Scope, id: string) {

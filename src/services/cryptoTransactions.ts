@@ -11,6 +11,7 @@ import { CryptoCurrency, validateAddress } from '../cryptocurrency/addresses';
 import { Scope, scopeFilter, findInScope } from '../models/scope';
 import { isDuplicateKey } from '../models/errors';
 import { newId, ID_PREFIX } from '../lib/ids';
+import { CreateOptions, createdId } from './creation';
 import { ApiError } from '../lib/errors';
 import { parseDateTime } from '../lib/dates';
 import { cryptoAmountError, Dec } from '../cryptocurrency/amounts';
@@ -222,8 +223,10 @@ async function ownAddressId(scope: Scope, currency: CryptoCurrency, address: str
 }
 
 /** `POST /v1/crypto_transactions`: the transaction as recorded (allocation follows). */
-export async function createCryptoTransaction(deps: Dependencies, scope: Scope, input: CryptoTransactionInput) {
-  return presentCryptoTransaction(await recordCryptoTransaction(deps, scope, input));
+/** Under an Idempotency-Key, a retry after a request that died after its write gets that transaction, not "already recorded" (services/creation.ts). */
+export async function createCryptoTransaction(deps: Dependencies, scope: Scope, input: CryptoTransactionInput, opts: CreateOptions = {}) {
+  const id = opts.idempotencyKeyId ? createdId(ID_PREFIX.cryptoTransaction, opts) : undefined;
+  return presentCryptoTransaction(await recordCryptoTransaction(deps, scope, input, { source: 'manual_entry', id }));
 }
 
 export async function getCryptoTransaction(scope: Scope, id: string) {

@@ -1,13 +1,15 @@
 import { Customer, CustomerDoc } from '../models/customer';
 import { Scope, scopeFilter, findInScope } from '../models/scope';
 import { isDuplicateKey } from '../models/errors';
-import { newId, derivedId, ID_PREFIX } from '../lib/ids';
+import { ID_PREFIX } from '../lib/ids';
+import { CreateOptions, createdId, earlierAttempt } from './creation';
 import { ApiError } from '../lib/errors';
 import { presentCustomer } from '../presenters/customer';
 import { recordEvent } from './events';
 import { createWallet } from './wallets';
 import { normalizeEmail, optionalText } from './validate';
 import { createListed, listScopePage, recountListSlots } from './listing';
+import { customerSearchTerms } from '../lib/searchTerms';
 
 export interface CustomerInput {
   email?: string;
@@ -28,23 +30,20 @@ export async function findCustomer(scope: Scope, id: string, param = 'id'): Prom
 }
 
 /**
- * `idempotencyKeyId`: the Idempotency-Key the request holds. The customer's id derives from it,
- * so a retry that took the key over from a request that died after the write finds that customer
- * and finishes what the first attempt may not have (its wallet, `customer.created`), instead of
- * answering that the email is taken.
+ * Under an Idempotency-Key (services/creation.ts), a retry that took the key over from a request
+ * that died after the write finds that customer and finishes what the first attempt may not have
+ * (its wallet, `customer.created`), instead of answering that the email is taken.
  */
-export async function createCustomer(scope: Scope, input: Required<Pick<CustomerInput, 'email'>> & CustomerInput, opts: { idempotencyKeyId?: string } = {}) {
-  const id = opts.idempotencyKeyId ? derivedId(ID_PREFIX.customer, `idempotency:${opts.idempotencyKeyId}`) : newId(ID_PREFIX.customer);
-  if (opts.idempotencyKeyId) {
-    const earlier = await findInScope<CustomerDoc>(Customer, scope, id);
-    if (earlier) {
-      try {
-        await createWallet(scope, 'customer', earlier._id);
-      } catch (err) {
-        if (!isDuplicateKey(err)) throw err; // the first attempt made it
-      }
-      return announceCreatedCustomer(scope, earlier);
+export async function createCustomer(scope: Scope, input: Required<Pick<CustomerInput, 'email'>> & CustomerInput, opts: CreateOptions = {}) {
+  const id = createdId(ID_PREFIX.customer, opts);
+  const earlier = await earlierAttempt<CustomerDoc>(Customer, scope, id, opts);
+  if (earlier) {
+    try {
+      await createWallet(scope, 'customer', earlier._id);
+    } catch (err) {
+      if (!isDuplicateKey(err)) throw err; // the first attempt made it
     }
+    return announceCreatedCustomer(scope, earlier);
   }
   const doc = {
     _id: id,
@@ -55,7 +54,7 @@ export async function createCustomer(scope: Scope, input: Required<Pick<Customer
   };
   let customer: CustomerDoc;
   try {
-    customer = (await createListed(Customer, scope, doc)).toObject() as CustomerDoc;
+    customer = (await createListed(Customer, scope, { ...doc, search_terms: customerSearchTerms(doc) })).toObject() as CustomerDoc;
   } catch (err) {
     if (isDuplicateKey(err)) throw emailTaken();
     throw err;
@@ -91,7 +90,8 @@ export async function updateCustomer(scope: Scope, id: string, input: CustomerIn
   if (input.email !== undefined) changes.email = normalizeEmail(input.email);
   if (input.first_name !== undefined) changes.first_name = optionalText(input.first_name) ?? null;
   if (input.last_name !== undefined) changes.last_name = optionalText(input.last_name) ?? null;
-  await findCustomer(scope, id);
+  const current = await findCustomer(scope, id);
+  changes.search_terms = customerSearchTerms({ ...current, ...changes });
   let customer: CustomerDoc | null;
   try {
     customer = await Customer.findByIdAndUpdate(id, { $set: changes }, { returnDocument: 'after' }).lean<CustomerDoc>();

@@ -9,11 +9,11 @@ import { Price, PriceDoc } from '../models/price';
 import { Product, ProductDoc } from '../models/product';
 import { Scope, scopeFilter, scopeOfDoc, findInScope, inScope } from '../models/scope';
 import { newId, derivedId, ID_PREFIX } from '../lib/ids';
+import { CreateOptions, createdId, earlierAttempt } from './creation';
 import { ApiError } from '../lib/errors';
 import { centsToAmount, multiplyAmount, parseAmount, sumAmounts, toAmount } from '../billing/money';
 import { dayAfter, isCalendarDate } from '../billing/dueDate';
 import type { ChargeLine } from '../billing/schedule';
-import { invoiceEventPayload, presentInvoice } from '../presenters/invoice';
 import { subscriptionEventPayload } from '../presenters/subscription';
 import { recordEvent } from './events';
 import { findCustomer } from './customers';
@@ -21,6 +21,7 @@ import { createListed, listPage, listScopePage, recountListSlots } from './listi
 import { Subscription, SubscriptionDoc } from '../models/subscription';
 import type { Dependencies } from '../dependencies';
 import { rollupsChanged } from './reportRollups';
+import { deleteInvoiceDocuments, invoiceEvent, presentInvoicesWithLinks, presentInvoiceWithLinks } from './invoiceLinks';
 
 export interface LineItemInput {
   price_id: string;
@@ -78,20 +79,17 @@ export async function buildLineItems(scope: Scope, items: LineItemInput[]) {
 }
 
 /**
- * `idempotencyKeyId`: the Idempotency-Key the request holds. The invoice's id derives from it, so
- * a retry that took the key over from a request that died after writing the invoice finds that
- * invoice and finishes what the first attempt may not have (its event, its due-date workflow),
- * instead of billing the customer a second time.
+ * Under an Idempotency-Key (services/creation.ts), a retry that took the key over from a request
+ * that died after writing the invoice finds that invoice and finishes what the first attempt may
+ * not have (its event, its due-date workflow), instead of billing the customer a second time.
  */
-export async function createInvoice(deps: Dependencies, scope: Scope, input: InvoiceInput, opts: { idempotencyKeyId?: string } = {}) {
-  const id = opts.idempotencyKeyId ? derivedId(ID_PREFIX.invoice, `idempotency:${opts.idempotencyKeyId}`) : newId(ID_PREFIX.invoice);
-  if (opts.idempotencyKeyId) {
-    const earlier = await Invoice.findById(id).lean<InvoiceDoc>();
-    if (earlier && inScope(earlier, scope)) {
-      // Its due-date workflow was planned before the write; asking again is a no-op if it runs.
-      if (earlier.status === 'pending') await deps.workflows.invoiceDue.watch(earlier);
-      return announceCreatedInvoice(deps, scope, earlier);
-    }
+export async function createInvoice(deps: Dependencies, scope: Scope, input: InvoiceInput, opts: CreateOptions = {}) {
+  const id = createdId(ID_PREFIX.invoice, opts);
+  const earlier = await earlierAttempt<InvoiceDoc>(Invoice, scope, id, opts);
+  if (earlier) {
+    // Its due-date workflow was planned before the write; asking again is a no-op if it runs.
+    if (earlier.status === 'pending') await deps.workflows.invoiceDue.watch(earlier);
+    return announceCreatedInvoice(deps, scope, earlier);
   }
   await findCustomer(scope, input.customer_id, 'customer_id');
   const dueDate = checkDueDate(input.due_date);
@@ -116,26 +114,26 @@ export async function createInvoice(deps: Dependencies, scope: Scope, input: Inv
   ).toObject() as InvoiceDoc;
   await announceCreatedInvoice(deps, scope, invoice);
   await dueWatch?.start();
-  return presentInvoice(invoice);
+  return presentInvoiceWithLinks(deps, invoice);
 }
 
 /** After a new invoice's write (again, on a retry that found it): its report marks and `invoice.created`, once. */
 async function announceCreatedInvoice(deps: Dependencies, scope: Scope, invoice: InvoiceDoc) {
   // Open: in the receivables; created paid: paid outside the service, in the collections report.
   await rollupsChanged(deps, scope, invoice.status === 'paid' ? 'collections' : 'receivables');
-  await recordEvent(scope, 'invoice.created', invoiceEventPayload(invoice), { idempotencyKey: `invoice.created:${invoice._id}` });
-  return presentInvoice(invoice);
+  await recordEvent(scope, 'invoice.created', await invoiceEvent(deps, invoice), { idempotencyKey: `invoice.created:${invoice._id}` });
+  return presentInvoiceWithLinks(deps, invoice);
 }
 
-export async function getInvoice(scope: Scope, id: string) {
-  return presentInvoice(await findInvoice(scope, id));
+export async function getInvoice(deps: Dependencies, scope: Scope, id: string) {
+  return presentInvoiceWithLinks(deps, await findInvoice(scope, id));
 }
 
-export async function listInvoices(scope: Scope, page: number, filter: { customer_id?: string; status?: InvoiceStatus; subscription_id?: string } = {}) {
+export async function listInvoices(deps: Dependencies, scope: Scope, page: number, filter: { customer_id?: string; status?: InvoiceStatus; subscription_id?: string } = {}) {
   // Filtered lists take the general path; the whole scope reads only the buckets of the page.
   const filtered = Object.values(filter).some((v) => v !== undefined);
   const { items, pagination } = filtered ? await listPage<InvoiceDoc>(Invoice, { ...scopeFilter(scope), ...filter }, page) : await listScopePage<InvoiceDoc>(Invoice, scope, page);
-  return { invoices: items.map(presentInvoice), pagination };
+  return { invoices: await presentInvoicesWithLinks(deps, items), pagination };
 }
 
 export async function deleteInvoice(deps: Dependencies, scope: Scope, id: string): Promise<void> {
@@ -143,6 +141,7 @@ export async function deleteInvoice(deps: Dependencies, scope: Scope, id: string
   await Invoice.deleteOne({ _id: id });
   await rollupsChanged(deps, scope, invoice.status === 'paid' ? 'collections' : 'receivables');
   await recountListSlots(Invoice, [invoice]);
+  await deleteInvoiceDocuments(id);
   await deps.workflows.invoiceDue.close(id);
 }
 
@@ -205,7 +204,7 @@ export async function generateSubscriptionInvoice(
   if (!invoice) return null;
   // Also on a retry (the first attempt may have died before marking).
   await rollupsChanged(deps, scope, 'receivables');
-  await recordEvent(scope, 'invoice.created', invoiceEventPayload(invoice), { idempotencyKey: `invoice.created:${billingKey}` });
+  await recordEvent(scope, 'invoice.created', await invoiceEvent(deps, invoice), { idempotencyKey: `invoice.created:${billingKey}` });
   if (charge.kind === 'renewal') {
     await recordEvent(
       scope,
@@ -234,7 +233,7 @@ export function cryptoAllocationsOf(invoice: InvoiceDoc): InvoiceCryptoAllocatio
 
 async function recordInvoicePaidFor(deps: Dependencies, invoice: InvoiceDoc, allocationId: string): Promise<void> {
   if (invoice.status !== 'paid') return;
-  await recordEvent(scopeOfDoc(invoice), 'invoice.paid', invoiceEventPayload(invoice), {
+  await recordEvent(scopeOfDoc(invoice), 'invoice.paid', await invoiceEvent(deps, invoice), {
     idempotencyKey: `invoice.paid:${invoice._id}:${allocationId}`,
   });
   await deps.workflows.invoiceDue.close(invoice._id);

@@ -9,6 +9,7 @@ import { PaymentClaimLink, PaymentClaimLinkDoc, PaymentClaimLinkSecret } from '.
 import { Price, PriceDoc } from '../models/price';
 import { Scope, scopeFilter, findInScope } from '../models/scope';
 import { newId, ID_PREFIX } from '../lib/ids';
+import { CreateOptions, createdId, earlierAttempt } from './creation';
 import { ApiError } from '../lib/errors';
 import { parseDateTime } from '../lib/dates';
 import { presentPaymentClaimLink } from '../presenters/paymentClaimLink';
@@ -32,7 +33,7 @@ export interface PaymentClaimLinkInput {
 export const linkSecretKey = (secret: string) => createHash('sha256').update(secret).digest('hex');
 
 /** 32 random bytes, base64url: 43 URL-safe characters. */
-function newSecret(): string {
+export function newSecret(): string {
   return randomBytes(32).toString('base64url');
 }
 
@@ -45,7 +46,14 @@ async function findLink(scope: Scope, id: string): Promise<PaymentClaimLinkDoc> 
 /** PUBLIC_URL from config: the base of the link's `url`. */
 const present = (deps: Dependencies, l: PaymentClaimLinkDoc) => presentPaymentClaimLink(l, deps.config.publicUrl);
 
-export async function createPaymentClaimLink(deps: Dependencies, scope: Scope, input: PaymentClaimLinkInput) {
+/**
+ * Under an Idempotency-Key (services/creation.ts), a retry after a request that died after its
+ * write gets that link; its expiry workflow's start was recorded before the write.
+ */
+export async function createPaymentClaimLink(deps: Dependencies, scope: Scope, input: PaymentClaimLinkInput, opts: CreateOptions = {}) {
+  const id = createdId(ID_PREFIX.paymentClaimLink, opts);
+  const earlier = await earlierAttempt<PaymentClaimLinkDoc>(PaymentClaimLink, scope, id, opts);
+  if (earlier) return present(deps, earlier);
   await findCustomer(scope, input.customer_id, 'customer_id');
   const maxUses = input.max_uses ?? 1;
   if (!Number.isInteger(maxUses) || maxUses <= 0) throw ApiError.invalid('Max uses must be greater than 0', 'max_uses', { max_uses: ['must be greater than 0'] });
@@ -59,7 +67,6 @@ export async function createPaymentClaimLink(deps: Dependencies, scope: Scope, i
     if (!price) throw ApiError.notFound(`Price not found: ${input.price_id}`, 'price_id');
   }
   const secret = newSecret();
-  const id = newId(ID_PREFIX.paymentClaimLink);
   // Recorded before the link, so a crash between the two cannot lose its expiry workflow.
   const workflow = await deps.workflows.claimLink.plan({ _id: id, expires_at: expiresAt });
   await PaymentClaimLinkSecret.create({ _id: linkSecretKey(secret), link_id: id });

@@ -2,6 +2,7 @@ import { Price, PriceDoc } from '../models/price';
 import { Product } from '../models/product';
 import { Scope, scopeFilter, findInScope } from '../models/scope';
 import { newId, ID_PREFIX } from '../lib/ids';
+import { CreateOptions, createdId, earlierAttempt } from './creation';
 import { ApiError } from '../lib/errors';
 import { presentPrice } from '../presenters/price';
 import { recordEvent } from './events';
@@ -53,14 +54,16 @@ export async function findPrice(scope: Scope, id: string, param = 'id'): Promise
   return price;
 }
 
-export async function createPrice(scope: Scope, input: PriceInput) {
+/** Under an Idempotency-Key, a retry after a request that died after its write finds that price (services/creation.ts). */
+export async function createPrice(scope: Scope, input: PriceInput, opts: CreateOptions = {}) {
   if (input.amount < 0) throw ApiError.validation('amount', 'must be greater than or equal to 0');
   const recurring = parseRecurring(input.recurring);
   const product = await findInScope(Product, scope, input.product_id);
   if (!product) throw ApiError.notFound('Product not found', 'product_id');
-  const price = (
+  const id = createdId(ID_PREFIX.price, opts);
+  const price = (await earlierAttempt<PriceDoc>(Price, scope, id, opts)) ?? (
     await createListed(Price, scope, {
-      _id: newId(ID_PREFIX.price),
+      _id: id,
       ...scopeFilter(scope),
       product_id: input.product_id,
       amount: input.amount,
@@ -69,7 +72,7 @@ export async function createPrice(scope: Scope, input: PriceInput) {
       currency: input.currency ?? null,
     })
   ).toObject() as PriceDoc;
-  await recordEvent(scope, 'price.created', eventPayload(price));
+  await recordEvent(scope, 'price.created', eventPayload(price), { idempotencyKey: `price.created:${price._id}` });
   return presentPrice(price);
 }
 

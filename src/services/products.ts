@@ -1,6 +1,7 @@
 import { Product, ProductDoc } from '../models/product';
 import { Scope, scopeFilter, findInScope } from '../models/scope';
 import { newId, ID_PREFIX } from '../lib/ids';
+import { CreateOptions, createdId, earlierAttempt } from './creation';
 import { ApiError } from '../lib/errors';
 import { presentProduct } from '../presenters/product';
 import { recordEvent } from './events';
@@ -19,9 +20,12 @@ export async function findProduct(scope: Scope, id: string, param = 'id'): Promi
   return product;
 }
 
-export async function createProduct(scope: Scope, input: { name: string }) {
-  const product = (await createListed(Product, scope, { _id: newId(ID_PREFIX.product), ...scopeFilter(scope), name: requireNonBlank('name', input.name) })).toObject() as ProductDoc;
-  await recordEvent(scope, 'product.created', eventPayload(product));
+/** Under an Idempotency-Key, a retry after a request that died after its write finds that product (services/creation.ts). */
+export async function createProduct(scope: Scope, input: { name: string }, opts: CreateOptions = {}) {
+  const name = requireNonBlank('name', input.name);
+  const id = createdId(ID_PREFIX.product, opts);
+  const product = (await earlierAttempt<ProductDoc>(Product, scope, id, opts)) ?? ((await createListed(Product, scope, { _id: id, ...scopeFilter(scope), name })).toObject() as ProductDoc);
+  await recordEvent(scope, 'product.created', eventPayload(product), { idempotencyKey: `product.created:${product._id}` });
   return presentProduct(product);
 }
 

@@ -10,6 +10,7 @@ import { Product, ProductDoc } from '../models/product';
 import { Scope, scopeFilter, scopeOfDoc, findInScope } from '../models/scope';
 import { isDuplicateKey } from '../models/errors';
 import { newId, ID_PREFIX } from '../lib/ids';
+import { CreateOptions, createdId, earlierAttempt } from './creation';
 import { ApiError } from '../lib/errors';
 import { heldForApi, writeHeld } from './heldWrites';
 import { parseInstant } from '../lib/dates';
@@ -101,14 +102,21 @@ export async function findSubscription(scope: Scope, id: string, param = 'id'): 
   return sub;
 }
 
-export async function createSubscription(deps: Dependencies, scope: Scope, input: SubscriptionInput) {
+/**
+ * Under an Idempotency-Key (services/creation.ts), a retry after a request that died after its
+ * write finds that subscription and writes the events the first attempt may not have; its
+ * workflow's start was recorded before the write, so the outbox's sweeper starts it either way.
+ */
+export async function createSubscription(deps: Dependencies, scope: Scope, input: SubscriptionInput, opts: CreateOptions = {}) {
+  const id = createdId(ID_PREFIX.subscription, opts);
+  const earlier = await earlierAttempt<SubscriptionDoc>(Subscription, scope, id, opts);
+  if (earlier) return announceCreatedSubscription(deps, scope, earlier);
   await findCustomer(scope, input.customer_id, 'customer_id');
   const anchor = input.billing_cycle_anchor ? parseInstant(input.billing_cycle_anchor, 'billing_cycle_anchor') : null;
   const phases = await buildPhases(scope, input.phases);
   checkDateWindow(phases, anchor);
   const plan = toBillingPlan({ proration_behavior: input.proration_behavior ?? 'create_prorations', billing_cycle_anchor: anchor, phases });
   const now = new Date();
-  const id = newId(ID_PREFIX.subscription);
   // Recorded before the subscription, so a crash between the two cannot lose its workflow.
   const workflow = await deps.workflows.subscription.plan({ _id: id, account_id: scope.accountId, customer_id: input.customer_id });
   const sub = (
@@ -125,10 +133,18 @@ export async function createSubscription(deps: Dependencies, scope: Scope, input
       phases,
     })
   ).toObject() as SubscriptionDoc;
-  await rollupsChanged(deps, scope, 'mrr');
-  await recordEvent(scope, 'subscription.created', subscriptionEventPayload(sub));
-  for (let i = 0; i < sub.phases.length; i++) await recordEvent(scope, 'subscription_phase.created', phaseEventPayload(sub, i, false));
+  await announceCreatedSubscription(deps, scope, sub);
   await workflow.start();
+  return presentSubscription(sub);
+}
+
+/** After a new subscription's write (again, on a retry that found it): its report mark and its events, once each. */
+async function announceCreatedSubscription(deps: Dependencies, scope: Scope, sub: SubscriptionDoc) {
+  await rollupsChanged(deps, scope, 'mrr');
+  await recordEvent(scope, 'subscription.created', subscriptionEventPayload(sub), { idempotencyKey: `subscription.created:${sub._id}` });
+  for (let i = 0; i < sub.phases.length; i++) {
+    await recordEvent(scope, 'subscription_phase.created', phaseEventPayload(sub, i, false), { idempotencyKey: `subscription_phase.created:${sub._id}:${i}` });
+  }
   return presentSubscription(sub);
 }
 

@@ -1,5 +1,5 @@
 /**
- * Webhook endpoints: CRUD, secret rotation, the URL rules of DECISIONS.md, the delivery log
+ * Webhook endpoints: CRUD, secret rotation, the URL rules of docs/adr/0503-webhook-url-rules.md, the delivery log
  * of an endpoint and redelivery.
  */
 import { WebhookEndpoint, WebhookEndpointDoc } from '../models/webhookEndpoint';
@@ -7,6 +7,7 @@ import { WebhookDelivery, WebhookDeliveryDoc } from '../models/webhookDelivery';
 import { Event, EventDoc } from '../models/event';
 import { Scope, scopeFilter, findInScope } from '../models/scope';
 import { newId, ID_PREFIX, randomString } from '../lib/ids';
+import { CreateOptions, createdId, earlierAttempt } from './creation';
 import { ApiError } from '../lib/errors';
 import { heldForApi, writeHeld } from './heldWrites';
 import { isEventName } from '../lib/eventNames';
@@ -73,12 +74,14 @@ export async function findWebhookEndpoint(scope: Scope, id: string, param = 'id'
   return endpoint;
 }
 
-export async function createWebhookEndpoint(deps: Dependencies, scope: Scope, input: WebhookEndpointInput & { url: string; subscriptions: string[] }) {
+/** Under an Idempotency-Key, a retry after a request that died after its write gets that endpoint and its secret (services/creation.ts). */
+export async function createWebhookEndpoint(deps: Dependencies, scope: Scope, input: WebhookEndpointInput & { url: string; subscriptions: string[] }, opts: CreateOptions = {}) {
   const subscriptions = checkSubscriptions(input.subscriptions);
   const url = await checkEndpointUrl(deps, input.url);
-  const endpoint = (
+  const id = createdId(ID_PREFIX.webhookEndpoint, opts);
+  const endpoint = (await earlierAttempt<WebhookEndpointDoc>(WebhookEndpoint, scope, id, opts)) ?? (
     await createListed(WebhookEndpoint, scope, {
-      _id: newId(ID_PREFIX.webhookEndpoint),
+      _id: id,
       ...scopeFilter(scope),
       url,
       description: optionalText(input.description) ?? null,

@@ -1,4 +1,5 @@
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, type ConnectionOptions } from '@temporalio/client';
+import { temporalGrpcInterceptors } from './closedChannel';
 import type { NativeConnection } from '@temporalio/worker';
 import type { TemporalTls } from '../config';
 
@@ -34,6 +35,11 @@ export function connectionOptions(server: TemporalServer): { address: string; tl
   };
 }
 
+/** The grpc-js transport's options: connectionOptions, with retries that end once the connection is closed (temporal/closedChannel.ts). */
+export function grpcConnectionOptions(server: TemporalServer): ConnectionOptions {
+  return { ...connectionOptions(server), interceptors: temporalGrpcInterceptors() };
+}
+
 /** A native (Rust core) connection to `server`: the worker's, the native client transport's. */
 export async function nativeConnection(server: TemporalServer): Promise<NativeConnection> {
   return (await import('@temporalio/worker')).NativeConnection.connect(connectionOptions(server));
@@ -42,7 +48,7 @@ export async function nativeConnection(server: TemporalServer): Promise<NativeCo
 export async function connectTemporal(opts: TemporalServer & { namespace: string; taskQueue: string; clientTransport?: TemporalClientTransport }): Promise<TemporalHandle> {
   // The worker package (and its native core) is loaded only where the native transport is chosen:
   // a Node API process keeps the grpc-js client alone, as before.
-  const connection = opts.clientTransport === 'native' ? await nativeConnection(opts) : await Connection.connect(connectionOptions(opts));
+  const connection = opts.clientTransport === 'native' ? await nativeConnection(opts) : await Connection.connect(grpcConnectionOptions(opts));
   const client = new Client({ connection, namespace: opts.namespace });
   return { connection, client, taskQueue: opts.taskQueue };
 }

@@ -12,7 +12,14 @@ import { testDependencies } from '../support/dependencies';
 import pino from 'pino';
 import { completeKey, reserveKey, Reservation } from '../../src/services/idempotency';
 import { IdempotencyKey } from '../../src/models/idempotencyKey';
-import { ETH_EIP55_2, customerWithWallet, invoiceOf, txHash } from '../crypto/helpers';
+import { BTC_P2PKH, ETH_EIP55_2, customerWithWallet, invoiceOf, txHash } from '../crypto/helpers';
+import { Product } from '../../src/models/product';
+import { Price } from '../../src/models/price';
+import { CryptoAddress } from '../../src/models/cryptoAddress';
+import { Subscription } from '../../src/models/subscription';
+import { WebhookEndpoint } from '../../src/models/webhookEndpoint';
+import { PaymentClaimLink } from '../../src/models/paymentClaimLink';
+import { CryptoTransaction } from '../../src/models/cryptoTransaction';
 import { waitFor } from '../support/wait';
 import { createHash } from 'node:crypto';
 import { Invoice } from '../../src/models/invoice';
@@ -198,6 +205,49 @@ describe('idempotency keys', () => {
     expect(events.map((e) => e.payload.id)).toEqual([first.body.id]);
     const wallets = (await a.api.get('/v1/wallets')).body.wallets.filter((w: any) => w.owner_id === first.body.id);
     expect(wallets).toHaveLength(1);
+  });
+
+  // Every create under a key: the retry after a request that died between its write and its
+  // answer gets the resource the first attempt wrote (not a second one, not a 422 "taken"), and
+  // the resource's created event is written once.
+  const creates: { path: string; model: { countDocuments(f: object): Promise<number> }; event: string | null; body: (setup: Setup) => object }[] = [
+    { path: '/v1/products', model: Product, event: 'product.created', body: () => ({ name: 'Made once' }) },
+    { path: '/v1/prices', model: Price, event: 'price.created', body: (s) => ({ product_id: s.product.id, amount: 1200 }) },
+    { path: '/v1/crypto_addresses', model: CryptoAddress, event: 'crypto_address.created', body: (s) => ({ wallet_id: s.wallet.id, currency_code: 'ETH', address: ETH_EIP55_2 }) },
+    { path: '/v1/subscriptions', model: Subscription, event: 'subscription.created', body: (s) => ({ customer_id: s.customer.id, phases: [{ start_date: new Date(Date.now() + 86_400_000).toISOString(), items: [{ price_id: s.monthly.id }] }] }) },
+    { path: '/v1/webhook_endpoints', model: WebhookEndpoint, event: null, body: () => ({ url: 'https://hooks.example.com/once', subscriptions: ['*'] }) },
+    { path: '/v1/payment_claim_links', model: PaymentClaimLink, event: null, body: (s) => ({ customer_id: s.customer.id }) },
+    { path: '/v1/crypto_transactions', model: CryptoTransaction, event: 'crypto_transaction.received', body: (s) => ({ to_address_id: s.btc.id, amount: '0.01', currency_code: 'BTC', transaction_id: s.hash }) },
+  ];
+  type Setup = { customer: any; wallet: any; product: any; monthly: any; btc: any; hash: string };
+
+  it.each(creates)('POST $path retried after its request died before its answer finds what it wrote', async ({ path, model, event, body }) => {
+    const a = await newAccount(api.url);
+    const { customer, wallet } = await customerWithWallet(a.api);
+    const product = (await a.api.post('/v1/products', { name: 'Plan' })).body;
+    const monthly = (await a.api.post('/v1/prices', { product_id: product.id, amount: 1000, recurring: { interval: 'month', interval_count: 1 } })).body;
+    const btc = (await a.api.post('/v1/crypto_addresses', { wallet_id: wallet.id, currency_code: 'BTC', address: BTC_P2PKH })).body;
+    const setup: Setup = { customer, wallet, product, monthly, btc, hash: txHash() };
+    const key = newKey();
+    const payload = body(setup);
+    const first = await a.api.post(path, payload, { 'Idempotency-Key': key });
+    expect(first.status).toBe(201);
+    const before = await model.countDocuments({ account_id: a.account_id });
+    await diedBeforeItsAnswer(a.account_id, key);
+    if (event) await Event.deleteMany({ account_id: a.account_id, event });
+
+    const retry = await a.api.post(path, payload, { 'Idempotency-Key': key });
+    expect(retry.status).toBe(201);
+    expect(retry.body.id).toBe(first.body.id);
+    expect(await model.countDocuments({ account_id: a.account_id })).toBe(before);
+    if (event) {
+      const events = await Event.find({ account_id: a.account_id, event }).lean<{ payload: { id: string } }[]>();
+      expect(events.map((e) => e.payload.id)).toEqual([first.body.id]);
+      // A third attempt after another death writes no second event either.
+      await diedBeforeItsAnswer(a.account_id, key);
+      expect((await a.api.post(path, payload, { 'Idempotency-Key': key })).body.id).toBe(first.body.id);
+      expect(await Event.countDocuments({ account_id: a.account_id, event })).toBe(1);
+    }
   });
 
   it('a key reused with another body once it expired (24 h) creates a new customer, not the one its first use created', async () => {

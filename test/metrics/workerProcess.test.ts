@@ -5,6 +5,7 @@
  * and SIGTERM stops it cleanly, metrics server included.
  */
 import path from 'node:path';
+import { grpcConnectionOptions } from '../../src/temporal/client';
 import { spawn, ChildProcess } from 'node:child_process';
 import { Client, Connection } from '@temporalio/client';
 import { useTestDatabase } from '../support/db';
@@ -76,7 +77,7 @@ describe('the worker process', () => {
     const url = `http://127.0.0.1:${port}/metrics`;
 
     // One workflow with one activity on this worker's queue.
-    connection = await Connection.connect({ address: devServerAddress() });
+    connection = await Connection.connect(grpcConnectionOptions({ address: devServerAddress() }));
     const client = new Client({ connection, namespace: 'default' });
     const result = await client.workflow.execute('webhookRetentionWorkflow', { taskQueue, workflowId: `${taskQueue}-retention`, args: [] });
     expect(result).toEqual({ events: 0, deliveries: 0, idempotencyKeys: 0 });

@@ -4,6 +4,7 @@
  * nothing and throws when the start fails, so the activity is retried.
  */
 import pino from 'pino';
+import { grpcConnectionOptions } from '../../src/temporal/client';
 import { Client, Connection } from '@temporalio/client';
 import { useTestDatabase } from '../support/db';
 import { devServerAddress } from '../support/temporal';
@@ -25,7 +26,7 @@ const taskQueue = `workflow-starts-test-${randomString(6)}`;
 let connection: Connection;
 let client: Client;
 beforeAll(async () => {
-  connection = await Connection.connect({ address: devServerAddress() });
+  connection = await Connection.connect(grpcConnectionOptions({ address: devServerAddress() }));
   client = new Client({ connection });
 });
 afterAll(async () => {
@@ -58,7 +59,7 @@ describe('workflow starts', () => {
 
   it('Temporal unreachable: the outbox keeps the intent for its sweeper, direct throws', async () => {
     // Lazy: the connection fails at the start, as a process's client does when the server goes away.
-    const unreachable = Connection.lazy({ address: `127.0.0.1:${await closedPort()}` });
+    const unreachable = Connection.lazy(grpcConnectionOptions({ address: `127.0.0.1:${await closedPort()}` }));
     const deadClient = new Client({ connection: unreachable });
     const outboxId = `starts-down-outbox-${randomString(8)}`;
     await requestWorkflowStart(createWorkflowStarts({ client: deadClient, taskQueue }, logger), request(outboxId));

@@ -7,6 +7,7 @@
  * allocation workflow (from the transaction still due), and the transaction allocated to the invoice.
  */
 import { Client, Connection } from '@temporalio/client';
+import { grpcConnectionOptions } from '../../src/temporal/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { useTestDatabase } from '../support/db';
 import { newAccount, startTestApi, TestApi } from '../support/api';
@@ -57,7 +58,7 @@ async function stopWorker(): Promise<void> {
 beforeAll(async () => {
   server = await OwnDevServer.create('workflow-starts');
   await server.start();
-  connection = await Connection.connect({ address: server.address });
+  connection = await Connection.connect(grpcConnectionOptions({ address: server.address }));
   client = new Client({ connection, namespace: 'default' });
   await waitFor(() => connection.workflowService.getSystemInfo({}).then(() => true, () => false), 'Temporal to answer', 60_000);
   // The app's domains without Temporal, its workflow clients on this file's client, and a fast sweeper.

@@ -5,6 +5,7 @@
  * retention Schedule the webhooks domain creates.
  */
 import https from 'node:https';
+import { grpcConnectionOptions } from '../../src/temporal/client';
 import pino from 'pino';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
@@ -51,7 +52,7 @@ const warnings: { msg: string; eventId?: string }[] = [];
 beforeAll(async () => {
   server = await OwnDevServer.create('webhook-sweeper');
   await server.start();
-  connection = await Connection.connect({ address: server.address });
+  connection = await Connection.connect(grpcConnectionOptions({ address: server.address }));
   client = new Client({ connection, namespace: 'default' });
   await waitFor(() => connection.workflowService.getSystemInfo({}).then(() => true, () => false), 'Temporal to answer', 60_000);
   const certs = makeTestCertificates();

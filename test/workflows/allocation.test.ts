@@ -175,8 +175,9 @@ describe('a manual allocation that died half-way', () => {
       await CryptoTransaction.updateOne({ _id: credit.id }, { $set: { allocated_at: new Date(stale.getTime() - 1000), allocations: doc.allocations.map((e) => ({ ...e, created_at: stale })) } });
       await AllocationSlot.updateOne({ _id: `${invoice.id}#0` }, { $set: { created_at: stale } });
       const payment = (await a.api.post('/v1/crypto_transactions', { to_address_id: btc.id, amount: '0.001', currency_code: 'BTC', transaction_id: txHash() })).body;
-      const finished = await Promise.race([handle().result().then(() => 'finished'), new Promise((r) => setTimeout(() => r('still retrying'), 30_000))]);
-      expect(finished).toBe('finished');
+      // Bounded by the test's timeout, not a wall-clock race: on a loaded 2-core machine the
+      // activity's retries (their backoff skipped by the test server) took longer than 30 s.
+      await handle().result();
       // The orphaned 40.00 was completed, then the payment's 50.00 applied: 90.00 of 100.00.
       expect((await a.api.get(`/v1/invoices/${invoice.id}`)).body).toMatchObject({ status: 'pending', amount_paid: '90.00' });
       expect((await a.api.get(`/v1/crypto_transactions/${credit.id}`)).body).toMatchObject({ unallocated_amount: '160.00', allocations: [expect.objectContaining({ amount_applied: '40.00' })] });

@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import type { RouteDeps } from '../routeDeps';
 import type { AppState, Ctx } from '../context';
-import { scopeOf } from '../context';
+import { scopeOf, createOptionsOf } from '../context';
 import { compile, idParam, pageQuery, s } from '../validation';
 import { CryptoAddressInput, createCryptoAddress, deleteCryptoAddress, getCryptoAddress, listCryptoAddresses } from '../../services/cryptoAddresses';
 
@@ -34,7 +34,7 @@ export function cryptoAddressRoutes(router: Router<AppState>, deps: RouteDeps) {
   });
   router.post('/crypto_addresses', async (ctx: Ctx) => {
     ctx.status = 201;
-    ctx.body = await createCryptoAddress(scopeOf(ctx), createBody(ctx.request.body));
+    ctx.body = await createCryptoAddress(scopeOf(ctx), createBody(ctx.request.body), createOptionsOf(ctx));
   });
   router.delete('/crypto_addresses/:id', async (ctx: Ctx) => {
     await deleteCryptoAddress(deps, scopeOf(ctx), idParam(ctx.params.id));

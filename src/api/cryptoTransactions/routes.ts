@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import type { RouteDeps } from '../routeDeps';
 import type { AppState, Ctx } from '../context';
-import { scopeOf } from '../context';
+import { scopeOf, createOptionsOf } from '../context';
 import { compile, idParam, pageQuery, s } from '../validation';
 import {
   CryptoTransactionInput,
@@ -46,7 +46,7 @@ export function cryptoTransactionRoutes(router: Router<AppState>, deps: RouteDep
   });
   router.post('/crypto_transactions', async (ctx: Ctx) => {
     ctx.status = 201;
-    ctx.body = await createCryptoTransaction(deps, scopeOf(ctx), createBody(ctx.request.body));
+    ctx.body = await createCryptoTransaction(deps, scopeOf(ctx), createBody(ctx.request.body), createOptionsOf(ctx));
   });
   router.post('/crypto_transactions/:id/allocations', async (ctx: Ctx) => {
     ctx.status = 201;

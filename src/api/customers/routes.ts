@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import type { RouteDeps } from '../routeDeps';
 import type { AppState, Ctx } from '../context';
-import { scopeOf } from '../context';
+import { scopeOf, createOptionsOf } from '../context';
 import { idParam, pageQuery } from '../validation';
 import { createCustomerBody, updateCustomerBody } from './schema';
 import { createCustomer, getCustomer, listCustomers, updateCustomer } from '../../services/customers';
@@ -16,7 +16,7 @@ export function customerRoutes(router: Router<AppState>, deps: RouteDeps) {
   });
   router.post('/customers', async (ctx: Ctx) => {
     ctx.status = 201;
-    ctx.body = await createCustomer(scopeOf(ctx), createCustomerBody(ctx.request.body), { idempotencyKeyId: ctx.state.idempotencyKeyId });
+    ctx.body = await createCustomer(scopeOf(ctx), createCustomerBody(ctx.request.body), createOptionsOf(ctx));
   });
   router.patch('/customers/:id', async (ctx: Ctx) => {
     ctx.body = await updateCustomer(scopeOf(ctx), idParam(ctx.params.id), updateCustomerBody(ctx.request.body));

@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import type { RouteDeps } from '../routeDeps';
 import type { AppState, Ctx } from '../context';
-import { scopeOf } from '../context';
+import { scopeOf, createOptionsOf } from '../context';
 import { idParam } from '../validation';
 import { createInvoiceBody, listInvoicesQuery, updateInvoiceBody } from './schema';
 import { createInvoice, deleteInvoice, getInvoice, listInvoices } from '../../services/invoices';
@@ -10,14 +10,14 @@ import { updateInvoice } from '../../services/invoiceChanges';
 export function invoiceRoutes(router: Router<AppState>, deps: RouteDeps) {
   router.get('/invoices', async (ctx: Ctx) => {
     const { page, ...filter } = listInvoicesQuery(ctx.query);
-    ctx.body = await listInvoices(scopeOf(ctx), page, filter);
+    ctx.body = await listInvoices(deps, scopeOf(ctx), page, filter);
   });
   router.get('/invoices/:id', async (ctx: Ctx) => {
-    ctx.body = await getInvoice(scopeOf(ctx), idParam(ctx.params.id));
+    ctx.body = await getInvoice(deps, scopeOf(ctx), idParam(ctx.params.id));
   });
   router.post('/invoices', async (ctx: Ctx) => {
     ctx.status = 201;
-    ctx.body = await createInvoice(deps, scopeOf(ctx), createInvoiceBody(ctx.request.body), { idempotencyKeyId: ctx.state.idempotencyKeyId });
+    ctx.body = await createInvoice(deps, scopeOf(ctx), createInvoiceBody(ctx.request.body), createOptionsOf(ctx));
   });
   router.patch('/invoices/:id', async (ctx: Ctx) => {
     ctx.body = await updateInvoice(deps, scopeOf(ctx), idParam(ctx.params.id), updateInvoiceBody(ctx.request.body));

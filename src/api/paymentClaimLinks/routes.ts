@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import type { RouteDeps } from '../routeDeps';
 import type { AppState, Ctx } from '../context';
-import { scopeOf } from '../context';
+import { scopeOf, createOptionsOf } from '../context';
 import { compile, idParam, pageQuery, s } from '../validation';
 import {
   PaymentClaimLinkInput,
@@ -33,7 +33,7 @@ export function paymentClaimLinkRoutes(router: Router<AppState>, deps: RouteDeps
   });
   router.post('/payment_claim_links', async (ctx: Ctx) => {
     ctx.status = 201;
-    ctx.body = await createPaymentClaimLink(deps, scopeOf(ctx), createBody(ctx.request.body));
+    ctx.body = await createPaymentClaimLink(deps, scopeOf(ctx), createBody(ctx.request.body), createOptionsOf(ctx));
   });
   router.delete('/payment_claim_links/:id', async (ctx: Ctx) => {
     await deletePaymentClaimLink(deps, scopeOf(ctx), idParam(ctx.params.id));

@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import type { RouteDeps } from '../routeDeps';
 import type { AppState, Ctx } from '../context';
-import { scopeOf } from '../context';
+import { scopeOf, createOptionsOf } from '../context';
 import { idParam, pageQuery } from '../validation';
 import { createPriceBody, updatePriceBody } from './schema';
 import { createPrice, deletePrice, getPrice, listPrices, updatePrice } from '../../services/prices';
@@ -15,7 +15,7 @@ export function priceRoutes(router: Router<AppState>, deps: RouteDeps) {
   });
   router.post('/prices', async (ctx: Ctx) => {
     ctx.status = 201;
-    ctx.body = await createPrice(scopeOf(ctx), createPriceBody(ctx.request.body));
+    ctx.body = await createPrice(scopeOf(ctx), createPriceBody(ctx.request.body), createOptionsOf(ctx));
   });
   router.patch('/prices/:id', async (ctx: Ctx) => {
     ctx.body = await updatePrice(scopeOf(ctx), idParam(ctx.params.id), updatePriceBody(ctx.request.body));

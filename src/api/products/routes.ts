@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import type { RouteDeps } from '../routeDeps';
 import type { AppState, Ctx } from '../context';
-import { scopeOf } from '../context';
+import { scopeOf, createOptionsOf } from '../context';
 import { idParam, pageQuery } from '../validation';
 import { createProductBody, updateProductBody } from './schema';
 import { createProduct, deleteProduct, getProduct, listProducts, updateProduct } from '../../services/products';
@@ -15,7 +15,7 @@ export function productRoutes(router: Router<AppState>, deps: RouteDeps) {
   });
   router.post('/products', async (ctx: Ctx) => {
     ctx.status = 201;
-    ctx.body = await createProduct(scopeOf(ctx), createProductBody(ctx.request.body));
+    ctx.body = await createProduct(scopeOf(ctx), createProductBody(ctx.request.body), createOptionsOf(ctx));
   });
   router.patch('/products/:id', async (ctx: Ctx) => {
     ctx.body = await updateProduct(scopeOf(ctx), idParam(ctx.params.id), updateProductBody(ctx.request.body));

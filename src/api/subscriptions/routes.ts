@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import type { RouteDeps } from '../routeDeps';
 import type { AppState, Ctx } from '../context';
-import { scopeOf } from '../context';
+import { scopeOf, createOptionsOf } from '../context';
 import { idParam, pageQuery } from '../validation';
 import { createSubscriptionBody, updateSubscriptionBody } from './schema';
 import {
@@ -25,7 +25,7 @@ export function subscriptionRoutes(router: Router<AppState>, deps: RouteDeps) {
   });
   router.post('/subscriptions', async (ctx: Ctx) => {
     ctx.status = 201;
-    ctx.body = await createSubscription(deps, scopeOf(ctx), createSubscriptionBody(ctx.request.body));
+    ctx.body = await createSubscription(deps, scopeOf(ctx), createSubscriptionBody(ctx.request.body), createOptionsOf(ctx));
   });
   router.patch('/subscriptions/:id', async (ctx: Ctx) => {
     ctx.body = await updateSubscription(deps, scopeOf(ctx), idParam(ctx.params.id), updateSubscriptionBody(ctx.request.body));

@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import type { RouteDeps } from '../routeDeps';
 import type { AppState, Ctx } from '../context';
-import { scopeOf } from '../context';
+import { scopeOf, createOptionsOf } from '../context';
 import { idParam, pageQuery } from '../validation';
 import { createWebhookEndpointBody, updateWebhookEndpointBody } from './schema';
 import {
@@ -24,7 +24,7 @@ export function webhookEndpointRoutes(router: Router<AppState>, deps: RouteDeps)
   });
   router.post('/webhook_endpoints', async (ctx: Ctx) => {
     ctx.status = 201;
-    ctx.body = await createWebhookEndpoint(deps, scopeOf(ctx), createWebhookEndpointBody(ctx.request.body));
+    ctx.body = await createWebhookEndpoint(deps, scopeOf(ctx), createWebhookEndpointBody(ctx.request.body), createOptionsOf(ctx));
   });
   router.put('/webhook_endpoints/:id', async (ctx: Ctx) => {
     ctx.body = await updateWebhookEndpoint(deps, scopeOf(ctx), idParam(ctx.params.id), updateWebhookEndpointBody(ctx.request.body));
