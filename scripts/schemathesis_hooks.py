@@ -1,7 +1,7 @@
 """Hooks of the contract run (scripts/contract.sh, loaded by schemathesis.toml).
 
 A JSON body with a `__proto__` key anywhere is refused by the body parser (400, prototype
-poisoning) before any route sees it: that is deliberate and documented (docs/DECISIONS.md). The
+poisoning) before any route sees it: that is deliberate and documented (docs/adr/0107-request-bodies.md). The
 fuzzer draws such keys from its list of dangerous strings; this hook renames them so that a
 generated body tests what its schema says instead of that one parser rule.
 """

@@ -1,7 +1,8 @@
 /**
  * The billing calendar: billing dates step from an anchor instant by an interval
- * (`day`, `week`, `month`, `year`) times a positive `count` (docs/DECISIONS.md,
- * Subscriptions). All arithmetic is in UTC and the anchor's time of day is kept.
+ * (`day`, `week`, `month`, `year`) times a positive `count`
+ * (docs/adr/0305-billing-calendar-and-date-limits.md). All arithmetic is in UTC and the anchor's
+ * time of day is kept.
  *
  * Month and year steps clamp to the last day of shorter months but keep following the
  * anchor's day of month: from Jan 31 the dates are Jan 31, Feb 28 (Feb 29 in a leap year),

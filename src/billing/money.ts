@@ -1,7 +1,7 @@
 /**
  * Money in major units (dollars) as decimal strings with exactly two decimals ("19.99"),
- * computed with decimal.js and never with JavaScript floats (docs/DECISIONS.md, Wire format
- * "Money"). Prices store integer cents; everything else on the wire is such a string.
+ * computed with decimal.js and never with JavaScript floats (docs/adr/0103-money-and-amounts.md).
+ * Prices store integer cents; everything else on the wire is such a string.
  *
  * Rounding: to the cent, ROUND_HALF_UP in decimal.js terms, which is "half away from zero"
  * (0.005 -> 0.01, -0.005 -> -0.01). It is symmetric, so a credit is rounded exactly like the

@@ -1,6 +1,6 @@
 /**
  * Proration: what part of a billing period's price is charged or credited when service
- * starts or changes mid-period (docs/DECISIONS.md, Subscriptions).
+ * starts or changes mid-period (docs/adr/0306-billing-plan-and-proration.md).
  *
  * - Time is measured exactly, in milliseconds, not in days: for instants on whole seconds
  *   (what the API stores) this is the spec's "by seconds", and a 17-day stub of a 31-day

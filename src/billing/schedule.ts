@@ -7,7 +7,7 @@
  * unique within the subscription (its phase and period start), which makes invoice
  * generation idempotent. Decimal math only.
  *
- * Rules (docs/DECISIONS.md, Subscriptions):
+ * Rules (docs/adr/0306-billing-plan-and-proration.md):
  * - Billing dates step from `billing_cycle_anchor` (else the first phase's start) by the
  *   interval of the phase in force (see calendar.ts for month-end clamping). Later phases keep
  *   that anchor, except under `always_invoice`, where each later phase starts a fresh cycle
@@ -296,7 +296,7 @@ export function invoicedCharges(plan: BillingPlan, until: Date, after?: Date | n
 
 /**
  * Most charges one call may return: over ten years of daily renewals. Phase starts are
- * limited to a year back (docs/DECISIONS.md), so the workflow's catch-up stays far below it;
+ * limited to a year back (docs/adr/0305-billing-calendar-and-date-limits.md), so the workflow's catch-up stays far below it;
  * a caller past it asked for too wide a range.
  */
 export const MAX_CHARGES_PER_CALL = 5_000;

@@ -1,7 +1,7 @@
 /**
  * Ethereum over JSON-RPC (ethers): plain ETH transfers to watched addresses, one payment per
  * successful transaction (value > 0, `to` watched, receipt status 1). Contract-internal
- * transfers and tokens are not detected (docs/DECISIONS.md).
+ * transfers and tokens are not detected (docs/adr/0415-on-chain-detection.md).
  */
 import { formatUnits, JsonRpcProvider } from 'ethers';
 import { BlockPayments, BlockRef, ChainClient, ChainPayment, ChainUnavailableError, TxPlacement } from './types';

@@ -178,7 +178,7 @@ export function loadTemporalConfig(env: Env = process.env) {
      * worker polls with). `auto` (default): native in the worker, whose core is loaded anyway
      * and which starts and signals workflows from its activities (cheaper per call than
      * grpc-js), and on Deno, whose node:http2 dies on the server's periodic GOAWAY
-     * (docs/DECISIONS.md, "Deno"); grpc-js in a Node API process. See `clientTransportOf`.
+     * (docs/adr/0710-client-transport.md); grpc-js in a Node API process. See `clientTransportOf`.
      */
     clientTransport: oneOf(env, 'TEMPORAL_CLIENT_TRANSPORT', 'auto', ['auto', 'grpc-js', 'native'] as const),
     /** The files' contents, read here at start-up (README, "Exposing Temporal"); null: plaintext. */

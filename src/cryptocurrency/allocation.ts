@@ -1,7 +1,7 @@
 /**
  * Allocation of a payment's USD value to open invoices (pure; exact decimal math).
  *
- * Rules (DECISIONS.md, Crypto / Allocation):
+ * Rules (docs/adr/0404-allocation-rules.md):
  * - The payment's USD value is taken to the cent (half-up) first; every output is a
  *   two-decimal string, and sum(amount_applied) + unallocated == that value exactly.
  * - Only invoices with a positive balance are considered. Order: oldest `due_date` first,

@@ -1,6 +1,6 @@
 /**
  * The one error type of the API. Services throw it; the error middleware renders it in the
- * structured format of DECISIONS.md (plus the field-errors map for model validation failures).
+ * structured format of docs/adr/0105-error-bodies.md (plus the field-errors map for model validation failures).
  */
 export type ErrorType = 'invalid_request_error' | 'api_error' | 'authentication_error' | 'address_error';
 

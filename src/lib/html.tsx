@@ -1,7 +1,7 @@
 /** @jsxImportSource preact */
 /**
  * Server-rendered HTML: JSX through preact-render-to-string, which escapes every text child and
- * attribute value, so no page escapes by hand (docs/DECISIONS.md, "Pages rendered with JSX").
+ * attribute value, so no page escapes by hand (docs/adr/0111-html-rendered-with-jsx.md).
  * Raw HTML goes in only through `dangerouslySetInnerHTML`, each use commented with why.
  */
 import type { VNode } from 'preact';

@@ -1,4 +1,4 @@
-/** Opaque resource ids: a type prefix and 24 random base62 characters (DECISIONS.md). */
+/** Opaque resource ids: a type prefix and 24 random base62 characters (docs/adr/0102-resource-ids.md). */
 import { createHash } from 'node:crypto';
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 

@@ -14,7 +14,7 @@ const priceSchema = new Schema(
       type: new Schema({ interval: { type: String, required: true }, interval_count: { type: Number, required: true } }, { _id: false }),
       default: null,
     },
-    /** Quick-start aliases, stored as given (DECISIONS.md: unknown fields ignored, aliases accepted). */
+    /** Quick-start aliases, stored as given (docs/adr/0107-request-bodies.md: unknown fields ignored, aliases accepted). */
     currency: { type: String, default: null },
   },
   { timestamps, versionKey: false },

@@ -1,5 +1,5 @@
 /**
- * Allocation of crypto transactions to invoices (DECISIONS.md, Crypto): price the amount in
+ * Allocation of crypto transactions to invoices (docs/adr/0404-allocation-rules.md): price the amount in
  * USD at the transaction's timestamp, then pay the customer's open invoices oldest due date
  * first (account-wallet payments: the oldest open invoice whose balance matches within
  * slippage); what is left stays on the transaction as unallocated credit.

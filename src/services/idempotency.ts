@@ -1,5 +1,5 @@
 /**
- * Safe retries (DECISIONS.md): the first response to a key is replayed for 24 hours;
+ * Safe retries (docs/adr/0606-idempotency-keys.md): the first response to a key is replayed for 24 hours;
  * the same key with another route or body is refused; a key still in flight is a 409.
  *
  * Each reservation carries an owner (a random token of the request that made it): only that

@@ -98,7 +98,7 @@ async function setBucketCount(model: Model<any>, list_scope: string, bucket: num
 
 // A bucket's recount only has to start after the caller's insert or delete: concurrent callers of
 // one bucket share runs (1,000 renewals at one instant made about five counts of a 135-document
-// bucket each, and most of FerretDB's work; docs/DECISIONS.md, "Coalesced follow-up writes, ...").
+// bucket each, and most of FerretDB's work; docs/adr/0609-coalesced-follow-up-writes.md).
 const recounts = new Coalescer();
 
 /** Recounts the buckets of `docs` (after they were inserted or deleted). */

@@ -64,7 +64,7 @@ const SIGNAL_DIRTY_AFTER_MS = 4 * ROLLUP_MAX_DELAY_MS;
  * or its last build is old). A rollup already dirty has had its signal from the write that made it
  * dirty, and the workflow rebuilds until a rebuild ends current (`RebuildOutcome.current`), so a
  * mark landing during a rebuild is seen by the rebuild's last read of the mark. The state is read
- * after the mark, which that argument needs (DECISIONS, report rollups).
+ * after the mark, which that argument needs (docs/adr/0316-rollup-freshness-and-signals.md).
  */
 async function markChanged(scope: Scope, kind: RollupKind): Promise<boolean> {
   const id = rollupStateId(scope, kind);

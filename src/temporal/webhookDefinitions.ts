@@ -4,7 +4,7 @@
  */
 import { defineSignal } from '@temporalio/workflow';
 
-/** DECISIONS.md: up to 11 attempts. */
+/** Up to 11 attempts (docs/adr/0504-delivery-schedule-and-failures.md). */
 export const MAX_ATTEMPTS = 11;
 /** Backoff after attempt n (index n-1): 5s, 30s, 2m, 10m, 30m, 1h, 2h, 4h, 8h, 16h (about 31 h in all). */
 export const BACKOFF_MS = [5e3, 30e3, 120e3, 600e3, 1800e3, 3600e3, 7200e3, 14400e3, 28800e3, 57600e3] as const;

@@ -58,7 +58,7 @@ describe('wallets', () => {
     expect(w).toMatchObject({ object: 'wallet', crypto_addresses: [], crypto_address_count: 0 });
     expect(w.id).toMatch(/^wall_/);
     expect((await a.api.get(`/v1/wallets/${w.id}`)).body).toEqual(w);
-    // Read-only: a write method on a wallet path is 405 method_not_allowed (DECISIONS).
+    // Read-only: a write method on a wallet path is 405 method_not_allowed (docs/adr/0101-routes-and-mounts.md).
     const post = await a.api.post('/v1/wallets', {});
     expect([post.status, post.body.error?.code]).toEqual([405, 'method_not_allowed']);
     expect((await a.api.del(`/v1/wallets/${w.id}`)).status).toBe(405);

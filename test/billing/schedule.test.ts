@@ -345,7 +345,7 @@ const genArb: fc.Arbitrary<Gen> = fc
     return { plan, until: new Date(start + horizon) };
   });
 
-/** The billing calendar a phase follows: the rule of docs/DECISIONS.md, restated. */
+/** The billing calendar a phase follows: the rule of docs/adr/0305-billing-calendar-and-date-limits.md, restated. */
 function cycleOfPhase(plan: BillingPlan, i: number) {
   const first = plan.phases[i].items.find((it) => it.recurring)!;
   const anchor = i > 0 && plan.behavior === 'always_invoice' ? plan.phases[i].start : plan.anchor ?? plan.phases[0].start;

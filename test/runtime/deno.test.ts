@@ -1,5 +1,5 @@
 /**
- * Deno as a second runtime (README, "Runtimes"): the API and the worker run under the Deno binary
+ * Deno as a second runtime (docs/architecture.md, "Runtimes: Node and Deno"): the API and the worker run under the Deno binary
  * the pinned `deno` npm package ships, as `npm run start:deno` runs them (faults/stack.ts
  * entryCommand), on free ports against the database and Temporal dev server `npm test` started.
  *
@@ -9,10 +9,10 @@
  *    which both Deno processes are alive and still serve and deliver.
  * 2. Temporal's GOAWAY: the server closes every client connection at an age of 5 minutes
  *    (frontend.keepAliveMaxConnectionAge), and Deno's node:http2 (2.9.4 to 2.9.6) dies on that
- *    GOAWAY inside nghttp2 (docs/DECISIONS.md, "Deno"). Against a dev server of its own that
+ *    GOAWAY inside nghttp2 (docs/adr/0710-client-transport.md). Against a dev server of its own that
  *    sends one every 4 s, the API and worker (native transport, the default on Deno) live on.
  *    (An API on grpc-js died there in most runs, not all: the crash is a race, so this test does
- *    not assert it; the DECISIONS entry has the numbers.)
+ *    not assert it; that record has the numbers.)
  * 3. The fault suite's drain and allocations-under-kill -9 scenarios, on Deno.
  */
 import { randomBytes } from 'node:crypto';

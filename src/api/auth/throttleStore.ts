@@ -129,7 +129,7 @@ export function redisThrottleStore(client: Redis, forgetAfterMs: number, prefix 
 /**
  * The shared store, and when it fails (Redis down or slow) this process's memory for that call,
  * `onFailure` being told: sign-in stays possible and throttled per process during an outage
- * instead of refusing every owner (docs/DECISIONS.md).
+ * instead of refusing every owner (docs/adr/0611-shared-counters-in-redis.md).
  */
 export function withFallback(primary: ThrottleStore, fallback: ThrottleStore, onFailure: (err: unknown) => void): ThrottleStore {
   const guard =

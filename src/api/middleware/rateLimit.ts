@@ -68,7 +68,7 @@ export function memoryCounters(): CounterStore {
  * INCR + PEXPIRE per hit (rate-limiter-flexible's script). When Redis fails a hit (not connected,
  * or no answer within the client's `commandTimeout`), the hit is counted in this process's memory instead and
  * `onStoreFailure` is told (the app logs it and counts it in its metrics): the API stays up with
- * per-process limits rather than refusing everything or limiting nothing (docs/DECISIONS.md).
+ * per-process limits rather than refusing everything or limiting nothing (docs/adr/0611-shared-counters-in-redis.md).
  */
 export function redisCounters(client: Redis, onStoreFailure: (err: unknown) => void): CounterStore {
   return (name, perMinute) => {
