@@ -1,6 +1,6 @@
 /**
  * `npm run lint` (and `npm test`, next to `tsc --noEmit`): import cycles and the layer rules of
- * the README's "Layout". Only what the code already keeps is enforced; style is left to review.
+ * docs/architecture.md ("The layers"). Only what the code already keeps is enforced; style is left to review.
  */
 const tseslint = require('typescript-eslint');
 const importPlugin = require('eslint-plugin-import');

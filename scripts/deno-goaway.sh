@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Checks a runtime's HTTP/2 client against Temporal's max-connection-age GOAWAY (README,
-# "Runtimes"): a throwaway Temporal dev server that closes every client connection at an age of
+# Checks a runtime's HTTP/2 client against Temporal's max-connection-age GOAWAY (docs/architecture.md,
+# "Why the native Temporal client on Deno"): a throwaway Temporal dev server that closes every client connection at an age of
 # 5 s (production: 5 min), and scripts/deno-goaway.ts calling it for 30 s. Deno 2.9.4 to 2.9.6
 # with grpc-js die at about 5 s (exit 134 with nghttp2's assertion, or 139); native survives.
 #   bash scripts/deno-goaway.sh [grpc-js|native] [deno|node] [path of another deno binary]

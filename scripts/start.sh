@@ -2,9 +2,9 @@
 # `npm start`: installs whatever is missing, then runs database (FerretDB on a private
 # PostgreSQL, or SQLite with EMBEDDED_DB=sqlite), Temporal (with Web UI), worker and API on
 # embedded defaults until Ctrl-C. Data lives under .data/ (DATA_DIR). RUNTIME=deno (npm run
-# start:deno) runs the worker and the API under Deno instead of Node (README, "Runtimes").
+# start:deno) runs the worker and the API under Deno instead of Node (docs/architecture.md).
 # TEMPORAL_MODE=cluster (npm run start:cluster) runs the real Temporal server instead of the dev
-# server (scripts/temporal-cluster.sh; README, "Running against the real Temporal server").
+# server (scripts/temporal-cluster.sh; docs/running.md).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 LOG_TAG=start
@@ -26,13 +26,13 @@ ensure_node_modules
 ensure_tools all
 RUNTIME="${RUNTIME:-node}"
 set_runtime_cmd "$RUNTIME"
-# API_PROCESSES and WORKERS (README, "Several API processes and workers"): checked before anything starts.
+# API_PROCESSES and WORKERS (docs/running.md): checked before anything starts.
 WORKERS="${WORKERS:-1}" API_PROCESSES="${API_PROCESSES:-1}"
 for n in WORKERS API_PROCESSES; do
   [[ "${!n}" =~ ^[1-9][0-9]*$ ]] || { log "$n must be an integer of 1 or more (got '${!n}')"; exit 1; }
 done
 if (( API_PROCESSES > 1 )) && [[ "$RUNTIME" == deno ]]; then
-  log "API_PROCESSES=$API_PROCESSES: under Deno the API runs as one process per port; run several on different PORTs behind a balancer (README, \"Several Deno API processes\")"
+  log "API_PROCESSES=$API_PROCESSES: under Deno the API runs as one process per port; run several on different PORTs behind a balancer (docs/running.md, \"Several Deno API processes\")"
   exit 1
 fi
 
@@ -110,7 +110,7 @@ fi
 
 # WORKERS=N worker processes, each supervised on its own (worker-1 ...), each with its own metrics
 # ports; API_PROCESSES=N API processes on PORT: on Node one supervised primary (src/api/cluster.ts,
-# Node's cluster module) that restarts its own processes; under Deno one process only (README,
+# Node's cluster module) that restarts its own processes; under Deno one process only (docs/running.md,
 # "Several API processes and workers").
 if (( API_PROCESSES > 1 )) && [[ -z "${REDIS_URL:-}" ]]; then
   log "API_PROCESSES=$API_PROCESSES needs the shared rate-limit counters (REDIS_URL)"; exit 1

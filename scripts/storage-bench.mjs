@@ -1,4 +1,4 @@
-// Storage micro-benchmark through the MongoDB driver (the README "Storage" numbers):
+// Storage micro-benchmark through the MongoDB driver (docs/storage.md, "Measuring it"):
 //   node scripts/storage-bench.mjs <mongodb-uri> [docs=2000,10000] [clients=1,8]
 // For each document count and client count, in a fresh database: inserts (one insertOne per
 // document), then finds by _id, updates by _id and finds by an indexed field (email), each for

@@ -1,4 +1,4 @@
-// Query plans of the service's hot paths on the embedded backend (README, "Storage"):
+// Query plans of the service's hot paths on the embedded backend (docs/storage.md):
 //   node --import tsx scripts/storage-explain.ts <mongodb-uri-with-database>
 // Builds the models' indexes in a fresh database (as the service does at start-up), loads
 // representative data through the models' collections, then asks FerretDB to explain each hot

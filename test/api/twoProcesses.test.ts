@@ -187,7 +187,7 @@ describe('API_PROCESSES=2 under the Node cluster entry', () => {
       let failed = 0;
       let served = 0;
       // A connection the primary handed to the child just as it died is reset: a client retries
-      // such a request once (README, "Safe retries"); the port must answer that retry.
+      // such a request once (docs/operations.md, "Faults survived"); the port must answer that retry.
       let retried = 0;
       await waitFor(async () => {
         let code = await status(`${primary.url}/healthz`);

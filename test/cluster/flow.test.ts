@@ -34,7 +34,7 @@ import { Invoice } from '../../src/models/invoice';
 const address = process.env.TEST_TEMPORAL_CLUSTER_ADDRESS;
 const certs = process.env.TEST_TEMPORAL_CLUSTER_CERTS;
 
-/** The client settings of the API and the worker (README, "Exposing Temporal"). */
+/** The client settings of the API and the worker (docs/architecture.md, "Exposing Temporal"). */
 const tlsEnv = (): Record<string, string> => ({
   TEMPORAL_TLS_CERT: join(certs!, 'client.pem'),
   TEMPORAL_TLS_KEY: join(certs!, 'client.key'),

@@ -6,7 +6,7 @@ describe('config', () => {
     expect(c).toMatchObject({ port: 3000, mongodbUri: 'mongodb://127.0.0.1:27017/payments', rateLimitPerMinute: 600, invoiceDueDays: 7, slippageTolerance: '0.005' });
     // auto: each process picks its transport (clientTransportOf).
     expect(c.temporal).toEqual({ address: '127.0.0.1:7233', namespace: 'default', taskQueue: 'payments', clientTransport: 'auto', tls: null, apiKey: null });
-    // Above a load balancer's usual 60 s idle timeout (README, configuration).
+    // Above a load balancer's usual 60 s idle timeout (docs/configuration.md).
     expect(c).toMatchObject({ httpKeepAliveTimeoutMs: 65_000, httpHeadersTimeoutMs: 66_000 });
     expect(c.webhookAllowPrivateNetworks).toBe(false);
     expect(c.claimVerification).toBe(true);

@@ -2,7 +2,7 @@
  * The embedded database under as many concurrent writes as one process can send (the driver's
  * default maxPoolSize, 100): FerretDB v1 holds two PostgreSQL connections per update (the
  * query's iterator and the write), so with its default pool of 50 it wedged for good once 50
- * updates were in flight. scripts/lib.sh gives it 400 (README, "Storage").
+ * updates were in flight. scripts/lib.sh gives it 400 (docs/storage.md).
  */
 import { MongoClient } from 'mongodb';
 import { testDatabaseUri } from '../support/db';

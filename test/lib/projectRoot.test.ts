@@ -13,7 +13,7 @@ describe('projectRoot (Node side; the Deno side runs in test/runtime/deno.test.t
 
 describe('sources that run under Deno too', () => {
   // Deno runs src/ and worker.ts as ES modules: no __dirname, __filename or require. Paths go
-  // through src/lib/projectRoot.ts (README, "Runtimes"). Comment lines are left out of the check.
+  // through src/lib/projectRoot.ts (docs/architecture.md, "Runtimes: Node and Deno"). Comment lines are left out of the check.
   it('use no __dirname, __filename or require outside src/lib/projectRoot.ts', () => {
     const files: string[] = [projectPath('worker.ts')];
     const walk = (dir: string) => {

@@ -1,6 +1,6 @@
 /**
  * Reference model of the finance reports (issue 24, item 3): MRR movements, receivables aging
- * and collections, written from their definitions (README "Reports", the doc comments of the
+ * and collections, written from their definitions (docs/finance-console.md, the doc comments of the
  * report endpoints) over plain arrays, integer cents and BigInt. It imports nothing from src/
  * and shares none of its code or its structure: no decimal library, no rollups. The property in
  * test/reference/reports.test.ts holds the production reports to it.

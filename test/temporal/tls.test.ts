@@ -1,5 +1,5 @@
 /**
- * Temporal over TLS (TEMPORAL_TLS_*, TEMPORAL_API_KEY; README, "Exposing Temporal"), on both client
+ * Temporal over TLS (TEMPORAL_TLS_*, TEMPORAL_API_KEY; docs/architecture.md, "Exposing Temporal"), on both client
  * transports, from the settings as loadConfig reads them. The dev server speaks no TLS, so a
  * TLS-terminating proxy stands in front of it with a throwaway CA (openssl): it demands a client
  * certificate signed by that CA and records the certificate and the server name (SNI) each

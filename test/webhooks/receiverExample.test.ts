@@ -1,5 +1,5 @@
 /**
- * The README's Koa receiver (section "Webhooks"), taken from the README as it stands and run in
+ * The Koa receiver of docs/webhooks.md ("A receiver"), taken from the page as it stands and run in
  * a child process against signed deliveries: a change to the snippet is tested, not a copy of it.
  * Two things differ from the text, both checked to apply exactly once: the import of
  * `./src/...` is made relative to where the snippet is written (test/.tmp/), and its fixed port
@@ -13,16 +13,16 @@ import { signWebhook } from '../../src/cryptography/webhookSignature';
 const ROOT = join(__dirname, '..', '..');
 const TMP = join(ROOT, 'test', '.tmp');
 
-/** The one ```ts block of the README that uses verifyWebhookSignature, and the port it listens on. */
-export function readmeReceiver(readme: string): { code: string; port: number } {
-  const blocks = [...readme.matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((m) => m[1]).filter((b) => b.includes('verifyWebhookSignature'));
+/** The one ```ts block of the page that uses verifyWebhookSignature, and the port it listens on. */
+export function pageReceiver(page: string): { code: string; port: number } {
+  const blocks = [...page.matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((m) => m[1]).filter((b) => b.includes('verifyWebhookSignature'));
   expect(blocks).toHaveLength(1);
   const listens = [...blocks[0].matchAll(/\.listen\((\d+)\)/g)];
   expect(listens).toHaveLength(1);
   return { code: blocks[0], port: Number(listens[0][1]) };
 }
 
-describe('README receiver example', () => {
+describe('docs/webhooks.md receiver example', () => {
   let child: ChildProcess | undefined;
   const files: string[] = [];
   afterAll(() => {
@@ -30,8 +30,8 @@ describe('README receiver example', () => {
     for (const f of files) rmSync(f, { force: true });
   });
 
-  it('as written in the README: accepts a correctly signed delivery and refuses a tampered, stale or foreign one', async () => {
-    const { code, port } = readmeReceiver(readFileSync(join(ROOT, 'README.md'), 'utf8'));
+  it('as written in docs/webhooks.md: accepts a correctly signed delivery and refuses a tampered, stale or foreign one', async () => {
+    const { code, port } = pageReceiver(readFileSync(join(ROOT, 'docs', 'webhooks.md'), 'utf8'));
     expect(code.split("from './src/").length - 1).toBe(1);
     mkdirSync(TMP, { recursive: true });
     const snippet = join(TMP, `readme-receiver-${process.pid}.ts`);
@@ -63,7 +63,7 @@ net.Server.prototype.listen = function (...args) {
         const m = /LISTENING (\d+)/.exec(stderr);
         if (m) resolve(Number(m[1]));
       });
-      child!.on('exit', (c) => reject(new Error(`the README snippet exited (${c}): ${stderr}`)));
+      child!.on('exit', (c) => reject(new Error(`the docs/webhooks.md snippet exited (${c}): ${stderr}`)));
     });
 
     const url = `http://127.0.0.1:${bound}/`;
