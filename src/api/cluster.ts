@@ -3,7 +3,7 @@
  * sharing PORT through Node's cluster module, restarts one that dies (1, 2, 4 ... 30 s; the count
  * starts afresh after a minute of running) and, on SIGTERM/SIGINT, passes the signal on so each
  * drains as a single API does, then exits once they all have. Node only (Deno has no cluster
- * module: README, "Several API processes"); scripts/start.sh runs it instead of server.ts.
+ * module: docs/running.md, "Several API processes and workers"); scripts/start.sh runs it instead of server.ts.
  */
 import type { Cluster, Worker } from 'node:cluster';
 import { projectPath } from '../lib/projectRoot';

@@ -18,6 +18,8 @@ export const CONFIG_VARIABLES = [
   'DB_UNAVAILABLE_TIMEOUT_MS', 'TEMPORAL_CLIENT_TRANSPORT', 'WEBHOOK_ALLOWED_PORTS', 'METRICS_TOKEN',
   'TEMPORAL_TLS', 'TEMPORAL_TLS_CERT', 'TEMPORAL_TLS_KEY', 'TEMPORAL_TLS_CA', 'TEMPORAL_TLS_SERVER_NAME', 'TEMPORAL_API_KEY',
   'HTTP_KEEP_ALIVE_TIMEOUT_MS', 'HTTP_HEADERS_TIMEOUT_MS', 'REDIS_URL', 'API_PROCESSES',
+  'TEMPORAL_UI_URL', 'CONSOLE_SESSION_TTL_SECONDS', 'WORKER_WORKFLOW_TASK_POLLERS', 'WORKER_MAX_CONCURRENT_WORKFLOW_TASKS',
+  'WORKER_WORKFLOW_THREADS', 'WORKER_STICKY_TIMEOUT_SECONDS',
 ] as const;
 
 type Env = Record<string, string | undefined>;
@@ -181,7 +183,7 @@ export function loadTemporalConfig(env: Env = process.env) {
      * (docs/adr/0710-client-transport.md); grpc-js in a Node API process. See `clientTransportOf`.
      */
     clientTransport: oneOf(env, 'TEMPORAL_CLIENT_TRANSPORT', 'auto', ['auto', 'grpc-js', 'native'] as const),
-    /** The files' contents, read here at start-up (README, "Exposing Temporal"); null: plaintext. */
+    /** The files' contents, read here at start-up (docs/architecture.md, "Exposing Temporal"); null: plaintext. */
     tls: temporalTls(env, temporalApiKey),
     /** Temporal Cloud's API key, sent as `Authorization: Bearer` (over TLS only). */
     apiKey: temporalApiKey,
@@ -284,7 +286,7 @@ export function loadConfig(env: Env = process.env, role: ProcessRole = 'api') {
     temporalMetricsPort: int(env, 'TEMPORAL_METRICS_PORT', 9465, 0, 65535),
     /**
      * API processes sharing PORT (Node's cluster module, src/api/cluster.ts). Under Deno: 1 per
-     * process group; several Deno processes run on different ports behind a balancer (README).
+     * process group; several Deno processes run on different ports behind a balancer (docs/running.md, "Several Deno API processes").
      */
     apiProcesses: int(env, 'API_PROCESSES', 1, 1, 256),
     /** On SIGTERM/SIGINT the API lets requests in flight finish for at most this long. */

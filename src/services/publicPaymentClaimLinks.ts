@@ -73,7 +73,7 @@ export async function payToAddresses(link: PaymentClaimLinkDoc): Promise<CryptoA
 async function coveredInvoices(link: PaymentClaimLinkDoc): Promise<InvoiceDoc[]> {
   const scope = scopeOfDoc(link);
   const since = new Date(link.created_at).getTime();
-  // Only `customer_id` reaches SQL on FerretDB (see README, "Storage"); the rest is filtered here.
+  // Only `customer_id` reaches SQL on FerretDB (see docs/storage.md); the rest is filtered here.
   return (await Invoice.find({ customer_id: link.customer_id }).lean<InvoiceDoc[]>())
     .filter((i) => inScope(i, scope))
     .filter((i) => OPEN_INVOICE_STATUSES.includes(i.status) || (i.status === 'paid' && new Date(i.updated_at).getTime() >= since))
