@@ -6,7 +6,10 @@
  *
  *   stage 1: account A gets 300 customers;
  *   stage 2: another account B adds 5,000 customers to the collection (A unchanged);
- *   stage 3: A grows to 3,000.
+ *   stage 3: A grows to 3,000;
+ *   stage 4: other accounts' bulk fills the collection to 300,000 documents (written straight
+ *            through the driver, as the reports section does: they only need to be there), then
+ *            A grows to 30,000 through the API.
  *
  * At each stage, for A: p50 of GET /v1/customers/:id, PATCH /v1/customers/:id (a random one of
  * A's customers each time) and GET /v1/customers?page=1, each from one sequential client (the
@@ -15,7 +18,10 @@
  * stage 2: A's first creates after B's growth; stage 3: A's last creates up to 3,000). Each is
  * printed with its ratio to stage 1, then one `target` line per goal of the issue:
  * by-id ratios and the create-rate slowdown at most x1.5, list page 1 at most x1.5 while A is
- * unchanged (stage 2) and at most x3 from 300 to 3,000 (stage 3).
+ * unchanged (stage 2) and at most x3 from 300 to 3,000 (stage 3) and to 30,000 (stage 4).
+ *
+ * BENCH_SCALE_MAX (default 30,000) is A's final size: a quick run at 3,000 stops after stage 3,
+ * and stage 4's targets then read `missed (reduced size)`.
  *
  * BENCH_SCALE_FACTOR (default 1) shrinks every size proportionally for a backend too slow to
  * create 8,300 customers in reasonable time; the output says so. The bulk growth runs through
@@ -24,9 +30,16 @@
 import { performance } from 'node:perf_hooks';
 import { createAccount } from '../src/services/accounts';
 import { Customer } from '../src/models/customer';
+import { ID_PREFIX, newId } from '../src/lib/ids';
 import { percentile, pool, target } from './support';
 
 const FACTOR = Number(process.env.BENCH_SCALE_FACTOR ?? 1);
+/** A's size at stage 4 (the issue's 30,000); 3,000 or less skips stage 4. */
+const MAX_A = Number(process.env.BENCH_SCALE_MAX ?? 30_000);
+/** The collection's size at stage 4. */
+const STAGE4_COLLECTION = 300_000;
+/** Accounts the stage-4 bulk is spread over. */
+const BULK_ACCOUNTS = 100;
 const CLIENTS = 8;
 const SECTION = 'scale';
 
@@ -106,6 +119,26 @@ async function grow(client: Client, label: string, prefix: string, from: number,
   return performance.now() - started;
 }
 
+/**
+ * Other accounts' customers written straight through the driver (no list slots: no one lists
+ * them), until the collection holds `total` documents. Returns how many were written.
+ */
+async function fillCollection(total: number, stamp: number): Promise<number> {
+  const missing = total - (await Customer.countDocuments({}));
+  const now = new Date();
+  let written = 0;
+  for (let i = 0; i < missing; i += 1000) {
+    const docs = Array.from({ length: Math.min(1000, missing - i) }, (_, k) => {
+      const n = i + k;
+      return { _id: newId(ID_PREFIX.customer), account_id: `acct_bulk${stamp}x${n % BULK_ACCOUNTS}`, sandbox: null, email: `bulk${n}@scale.bench`, first_name: null, last_name: null, created_at: now, updated_at: now };
+    });
+    await Customer.collection.insertMany(docs as never[], { ordered: false });
+    written += docs.length;
+    if (written % 50_000 < 1000 || written === missing) progress(`bulk: ${fmt(written)}/${fmt(missing)} other accounts' customers through the driver`);
+  }
+  return Math.max(0, written);
+}
+
 /** Sequential latencies of fn: at least s.min samples, then more until s.max or the time budget. */
 async function sample(client: Client, s: Sampling, fn: (i: number) => Promise<{ status: number }>, warmup: number): Promise<{ p50: number; n: number }> {
   for (let i = 0; i < warmup; i++) await fn(-1 - i);
@@ -154,6 +187,9 @@ export async function runScaleBench(apiUrl: string): Promise<string[]> {
   const sizeA1 = Math.max(20, Math.round(300 * FACTOR));
   const sizeB = Math.round(5000 * FACTOR);
   const sizeA3 = Math.max(sizeA1 * 2, Math.round(3000 * FACTOR));
+  const sizeA4 = Math.round(MAX_A * FACTOR);
+  const runStage4 = MAX_A > 3000 && sizeA4 > sizeA3;
+  const collection4 = Math.round(STAGE4_COLLECTION * FACTOR);
   const window = Math.min(150, Math.floor(sizeA1 / 2));
   const sectionStart = performance.now();
 
@@ -189,9 +225,21 @@ export async function runScaleBench(apiUrl: string): Promise<string[]> {
   const stage3: Stage = { ...(await measureReads(a, idsA, 'stage 3')), createsPerSecond: rate3 };
 
   const stages = [stage1, stage2, stage3];
+  let stage4Lines: string[] = [`  stage 4 not run: BENCH_SCALE_MAX=${MAX_A} (A stops at ${fmt(sizeA3)})`];
+  if (runStage4) {
+    // Stage 4: the collection filled to its size by other accounts, then A grows to sizeA4 through the API; its last `window` creates are timed.
+    const bulkStarted = performance.now();
+    const bulk = await fillCollection(collection4 - (sizeA4 - sizeA3), stamp);
+    const bulkSeconds = (performance.now() - bulkStarted) / 1000;
+    const growA4 = await grow(a, 'A to stage 4', `a${stamp}-`, sizeA3, sizeA4 - sizeA3 - window, idsA);
+    const rate4 = await timedRate(sizeA4 - window, 'stage 4 create rate');
+    stages.push({ ...(await measureReads(a, idsA, 'stage 4')), createsPerSecond: rate4 });
+    stage4Lines = [`  stage 4 growth: other accounts +${fmt(bulk)} through the driver in ${bulkSeconds.toFixed(0)} s, A +${fmt(sizeA4 - sizeA3 - window)} through the API in ${(growA4 / 1000).toFixed(0)} s`];
+  }
   const ratio = (x: number, base: number) => x / Math.max(base, 1e-9);
   const lines = [
-    `== scale (account A's customers through the API; ${fmt(sizeA1)} -> another account adds ${fmt(sizeB)} -> A grows to ${fmt(sizeA3)}) ==`,
+    `== scale (account A's customers through the API; ${fmt(sizeA1)} -> another account adds ${fmt(sizeB)} -> A grows to ${fmt(sizeA3)}` +
+      `${runStage4 ? ` -> the collection holds ${fmt(collection4)} and A grows to ${fmt(sizeA4)}` : ''}) ==`,
     ...(FACTOR !== 1
       ? [`  SCALED DOWN: BENCH_SCALE_FACTOR=${FACTOR}, sizes ${fmt(sizeA1)}/${fmt(sizeB)}/${fmt(sizeA3)} instead of 300/5,000/3,000; the goals are defined for the full sizes`]
       : []),
@@ -199,7 +247,7 @@ export async function runScaleBench(apiUrl: string): Promise<string[]> {
     `  ${'stage'.padEnd(24)} ${'A'.padStart(6)} ${'collection'.padStart(10)}  ${'GET :id p50'.padStart(11)}  ${'PATCH p50'.padStart(10)}  ${'list p1 p50'.padStart(11)}  ${'creates/s'.padStart(9)}`,
     ...stages.map(
       (s, i) =>
-        `  ${`${i + 1}: ${['A alone', `B added ${fmt(sizeB)}`, `A grew to ${fmt(sizeA3)}`][i]}`.padEnd(24)} ${fmt(s.accountSize).padStart(6)} ${fmt(s.collectionSize).padStart(10)}  ` +
+        `  ${`${i + 1}: ${['A alone', `B added ${fmt(sizeB)}`, `A grew to ${fmt(sizeA3)}`, `A grew to ${fmt(sizeA4)}`][i]}`.padEnd(24)} ${fmt(s.accountSize).padStart(6)} ${fmt(s.collectionSize).padStart(10)}  ` +
         `${ms(s.get.p50).padStart(11)}  ${ms(s.patch.p50).padStart(10)}  ${ms(s.list.p50).padStart(11)}  ${s.createsPerSecond.toFixed(1).padStart(9)}`,
     ),
     ...stages.slice(1).map(
@@ -211,15 +259,20 @@ export async function runScaleBench(apiUrl: string): Promise<string[]> {
       `${a.retried5xx + b.retried5xx} creates retried after a 5xx; ${a.errors} failed read/PATCH samples left out`,
     `  growth: A ${fmt(sizeA1 - window)} in ${(growA1 / 1000).toFixed(0)} s, B ${fmt(sizeB)} in ${(growB / 1000).toFixed(0)} s (${(sizeB / (growB / 1000)).toFixed(1)}/s), ` +
       `A +${fmt(sizeA3 - sizeA1 - 2 * window)} in ${(growA3 / 1000).toFixed(0)} s; section ${((performance.now() - sectionStart) / 1000).toFixed(0)} s`,
+    ...stage4Lines,
   ];
 
-  const latencyTarget = (name: string, pick: (s: Stage) => number, k: 2 | 3, goal: number) => {
+  // A stage not run (BENCH_SCALE_MAX) still prints its targets, as not measured at full size.
+  const notRun = (name: string, k: number, goal: number) => target(SECTION, `${name}-stage${k}-vs-1`, 'not measured', `<= x${goal}`, false, false);
+  const latencyTarget = (name: string, pick: (s: Stage) => number, k: 2 | 3 | 4, goal: number) => {
     const s = stages[k - 1];
+    if (!s) return notRun(name, k, goal);
     const r = ratio(pick(s), pick(stage1));
     return target(SECTION, `${name}-stage${k}-vs-1`, `x${r.toFixed(2)} (${ms(pick(stage1))} -> ${ms(pick(s))})`, `<= x${goal}`, r <= goal, FACTOR === 1);
   };
-  const createTarget = (k: 2 | 3) => {
+  const createTarget = (k: 2 | 3 | 4) => {
     const s = stages[k - 1];
+    if (!s) return notRun('create-slowdown', k, 1.5);
     const slowdown = ratio(stage1.createsPerSecond, s.createsPerSecond);
     return target(
       SECTION,
@@ -239,6 +292,10 @@ export async function runScaleBench(apiUrl: string): Promise<string[]> {
     createTarget(3),
     latencyTarget('list-page1-p50', (s) => s.list.p50, 2, 1.5),
     latencyTarget('list-page1-p50', (s) => s.list.p50, 3, 3),
+    latencyTarget('get-by-id-p50', (s) => s.get.p50, 4, 1.5),
+    latencyTarget('patch-p50', (s) => s.patch.p50, 4, 1.5),
+    createTarget(4),
+    latencyTarget('list-page1-p50', (s) => s.list.p50, 4, 3),
   );
   return lines;
 }
