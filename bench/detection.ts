@@ -185,8 +185,8 @@ export async function runDetectionBench(apiUrl: string): Promise<string[]> {
       target(
         'detection',
         'threshold-to-paid',
-        `${met}/${ROUNDS} rounds within ${ms(targetMs)}, max ${ms(max)}, ${ADDRESSES + 1} watched addresses over ${ACCOUNTS + 1} accounts`,
-        `every round <= poll + 1 s = ${ms(targetMs)} with ${GOAL_ADDRESSES} watched addresses`,
+        `max ${ms(max)}, ${met}/${ROUNDS} rounds within ${ms(targetMs)}, ${ADDRESSES + 1} watched addresses over ${ACCOUNTS + 1} accounts`,
+        `<= ${ms(targetMs)} every round (poll + 1 s), with ${GOAL_ADDRESSES} watched addresses`,
         met === ROUNDS,
         ADDRESSES >= GOAL_ADDRESSES,
       ),

@@ -24,7 +24,9 @@ export function row(m: Measured, baseline?: Measured): string {
  * The one summary line per target that every section ends with:
  * `target <section>/<name>: <value> (goal <goal>) met` (or `missed`). A goal is defined for the
  * section's full size: measured at a reduced size (`fullSize` false) it is never `met`, whatever
- * the value, but `missed (reduced size)`.
+ * the value, but `missed (reduced size)`. The goal starts with its comparison and figure
+ * (`>= x0.5`, `< 250 ms`, `<= 20 s for ...`) and the value holds a figure in the same unit
+ * (`x` for a ratio): bench/results.ts reads both from the line for `--json`.
  */
 export function target(section: string, name: string, value: string, goal: string, met: boolean, fullSize = true): string {
   return `target ${section}/${name}: ${value} (goal ${goal}) ${!fullSize ? 'missed (reduced size)' : met ? 'met' : 'missed'}`;

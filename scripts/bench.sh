@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# `npm run bench [section ...]`: starts the whole service on free ports with throwaway data, then
-# runs bench/index.ts (every section, or those named) against it on loopback. Not part of `npm test`.
+# `npm run bench [section ...] [--json]`: starts the whole service on free ports with throwaway data,
+# then runs bench/index.ts (every section, or those named) against it on loopback. Not part of
+# `npm test`. --json also records each section's result in bench/results/<section>/ (bench/results.ts).
 #
 # BENCH_TEMPORAL=dev (default) runs it on the Temporal dev server; cluster on the real Temporal
 # server (scripts/temporal-cluster.sh: frontend, history, matching and worker services on the
@@ -12,7 +13,8 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 LOG_TAG=bench
 RUN="$(mktemp -d "${TMPDIR:-/tmp}/payments-bench.XXXXXX")"
-trap 'stop_all; cp "$RUN"/*.log "$RUN"/*/*.log "${TMPDIR:-/tmp}/" 2>/dev/null; rm -rf "$RUN"' EXIT
+# `|| true`: under set -e a cp that finds no log at one of its globs would make a good run exit 1.
+trap 'stop_all; cp "$RUN"/*.log "$RUN"/*/*.log "${TMPDIR:-/tmp}/" 2>/dev/null || true; rm -rf "$RUN"' EXIT
 trap 'exit 130' INT TERM
 
 BENCH_TEMPORAL="${BENCH_TEMPORAL:-dev}"
@@ -61,7 +63,9 @@ bench_on() { # mode dir bench-args...
   if (( BENCH_WORKERS > 1 )); then export WORKER_METRICS_PORT=0 TEMPORAL_METRICS_PORT=0; fi
 
   # The detection section watches a local Ethereum chain; other sections run without one.
-  if [[ $# -eq 0 || " $* " == *" detection "* ]]; then
+  local named=() arg
+  for arg in "$@"; do [[ "$arg" == --* ]] || named+=("$arg"); done
+  if [[ ${#named[@]} -eq 0 || " ${named[*]} " == *" detection "* ]]; then
     start_dev_chain "$(free_port)" "$dir/ganache.log"
   fi
   export ETH_CONFIRMATIONS="${BENCH_ETH_CONFIRMATIONS:-12}"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Installs the pinned Temporal CLI, FerretDB, kubeconform, Temporal server (with its schema tool
-# and Web UI server) and Temporal test server into .tools/
+# Installs the pinned Temporal CLI, FerretDB, kubeconform, grafana-dashboard-check, Temporal server
+# (with its schema tool and Web UI server) and Temporal test server into .tools/
 # (git-ignored).
 # Idempotent: anything already present at the pinned version is skipped.
 set -euo pipefail
@@ -58,6 +58,20 @@ install_temporal_server() {
   need_go_tool temporal-ui-server github.com/temporalio/ui-server/v2 cmd/server "$TEMPORAL_UI_SERVER_VERSION"
 }
 
+# grafana-dashboard-check (scripts/grafana-dashboard-check): the project's own small checker of
+# deploy/grafana on the Grafana Foundation SDK, at the version its go.mod pins (go.sum checked; no
+# other module is taken). Rebuilt when its sources change.
+install_dashboard_check() {
+  local src="$ROOT/scripts/grafana-dashboard-check" name=grafana-dashboard-check version
+  version="$(cat "$src/go.mod" "$src/go.sum" "$src/main.go" | sha256sum | cut -c1-16)"
+  [[ -x "$TOOLS/bin/$name" && -f "$TOOLS/bin/.$name.version" && "$(cat "$TOOLS/bin/.$name.version")" == "$version" ]] && return 0
+  command -v go >/dev/null || { log "go is required to build $name"; exit 1; }
+  log "building $name ($version)..."
+  (cd "$src" && GOFLAGS="-buildvcs=false -mod=readonly" go build -trimpath -o "$TOOLS/bin/$name" .)
+  echo "$version" > "$TOOLS/bin/.$name.version"
+  log "$name ready"
+}
+
 install_test_server() {
   local dir="$TOOLS/temporal-test-server" stamp="$TOOLS/temporal-test-server/.version"
   if [[ -f "$stamp" && "$(cat "$stamp")" == "$TEMPORAL_TEST_SERVER_VERSION" ]]; then return 0; fi
@@ -75,13 +89,15 @@ case "$what" in
   temporal) need_go_tool temporal github.com/temporalio/cli cmd/temporal "$TEMPORAL_CLI_VERSION" ;;
   ferretdb) need_go_tool ferretdb github.com/FerretDB/FerretDB cmd/ferretdb "$FERRETDB_VERSION" ;;
   kubeconform) need_go_tool kubeconform github.com/yannh/kubeconform cmd/kubeconform "$KUBECONFORM_VERSION" ;;
+  grafana-dashboard-check) install_dashboard_check ;;
   temporal-server) install_temporal_server ;;
   test-server) install_test_server ;;
   all)
     need_go_tool ferretdb github.com/FerretDB/FerretDB cmd/ferretdb "$FERRETDB_VERSION"
     need_go_tool temporal github.com/temporalio/cli cmd/temporal "$TEMPORAL_CLI_VERSION"
     need_go_tool kubeconform github.com/yannh/kubeconform cmd/kubeconform "$KUBECONFORM_VERSION"
+    install_dashboard_check
     install_temporal_server
     install_test_server ;;
-  *) log "usage: install-tools.sh [all|temporal|temporal-server|ferretdb|kubeconform|test-server]"; exit 2 ;;
+  *) log "usage: install-tools.sh [all|temporal|temporal-server|ferretdb|kubeconform|grafana-dashboard-check|test-server]"; exit 2 ;;
 esac

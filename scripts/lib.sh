@@ -262,7 +262,7 @@ pg_make_reachable() { # dir
   done
 }
 
-# Settings (README, "Storage", has the measurements behind them):
+# Settings (docs/storage.md has the reasons behind them):
 # - synchronous_commit=on, fsync=on: a write is acknowledged only once its WAL is on disk, so a
 #   kill -9 of any process (FerretDB, a backend, the postmaster) or a power loss loses nothing
 #   acknowledged. synchronous_commit=off was faster but keeps commits in shared memory for up to
@@ -362,7 +362,7 @@ start_dev_chain() { # port logfile [ganache options, e.g. --miner.blockTime 2]
 SEARCH_ATTRIBUTES=(AccountId=Keyword CustomerId=Keyword SubscriptionStatus=Keyword NextBillingDate=Datetime)
 
 # The dev server's visibility table without the indexes no query of ours or of the UI's lists uses
-# (scripts/temporal-visibility-indexes.py; README, "Storage"). Once the server has created its
+# (scripts/temporal-visibility-indexes.py; docs/storage.md). Once the server has created its
 # schema, i.e. after it opened its port; the drop is kept across restarts. TEMPORAL_VISIBILITY_INDEXES=all
 # keeps every index. Without python3 the server runs with all of them.
 lean_temporal_visibility() { # dbfile logfile
@@ -376,7 +376,7 @@ start_temporal_dev() { # port uiport dbfile logfile [--headless]
   local port=$1 ui=$2 db=$3 logfile=$4; shift 4
   # WAL and synchronous=normal: ~5x the workflow starts/s of the default rollback journal with
   # full sync. A killed process loses nothing (WAL frames are written before a commit returns);
-  # a power loss can lose the last commits (README, "Storage").
+  # a power loss can lose the last commits (docs/storage.md).
   # busy_timeout: the server's one connection waits while temporal-visibility-indexes.py holds the
   # write lock for a moment, instead of failing with SQLITE_BUSY.
   # forceSearchAttributesCacheRefreshOnRead=false: the CLI turns it on so that a search attribute
@@ -436,8 +436,21 @@ ensure_compose() {
   apt_install docker-compose docker-compose
 }
 
+# The alert rules (deploy/prometheus) and the dashboard's queries (deploy/grafana) are checked by
+# promtool, from Debian's prometheus package (without its recommended exporters).
+ensure_promtool() {
+  if command -v promtool >/dev/null 2>&1; then return 0; fi
+  apt_install "promtool (checks of the alert rules and the dashboard's queries)" --no-install-recommends prometheus && command -v promtool >/dev/null
+}
+
 # The pay page is tested in a real browser: Debian's chromium, driven by playwright-core.
 ensure_chromium() {
   if command -v chromium >/dev/null 2>&1; then return 0; fi
   apt_install "chromium (browser tests of the pay page)" chromium
+}
+
+# Invoice PDFs are read back in the tests with pdftotext: Debian's poppler-utils.
+ensure_poppler() {
+  if command -v pdftotext >/dev/null 2>&1; then return 0; fi
+  apt_install "poppler-utils (pdftotext, to read invoice PDFs back in the tests)" poppler-utils
 }

@@ -19,6 +19,8 @@ ensure_node_modules
 ensure_tools all
 ensure_compose
 ensure_chromium
+ensure_promtool
+ensure_poppler
 export CHROMIUM_PATH="${CHROMIUM_PATH:-$(command -v chromium)}"
 
 # SKIP_TYPECHECK=1 skips both static checks (while iterating on a few test files); said in the output.
