@@ -1,7 +1,15 @@
 import { InvoiceDoc } from '../models/invoice';
 import { iso } from './common';
 
-export function presentInvoice(i: InvoiceDoc) {
+/** An invoice's customer-facing links, named as Stripe names them (services/invoiceLinks.ts makes them). */
+export interface InvoiceDocumentUrls {
+  /** `<PUBLIC_URL>/invoice/<secret>`: the hosted page, where the customer sees and pays it. */
+  hosted_invoice_url: string;
+  /** `<PUBLIC_URL>/invoice/<secret>/pdf`: the invoice as a PDF. */
+  invoice_pdf: string;
+}
+
+export function presentInvoice(i: InvoiceDoc, urls: InvoiceDocumentUrls) {
   return {
     id: i._id,
     customer_id: i.customer_id,
@@ -22,12 +30,14 @@ export function presentInvoice(i: InvoiceDoc) {
       amount: li.amount,
       ...(li.description ? { description: li.description } : {}),
     })),
+    hosted_invoice_url: urls.hosted_invoice_url,
+    invoice_pdf: urls.invoice_pdf,
     created_at: iso(i.created_at),
     updated_at: iso(i.updated_at),
   };
 }
 
 /** Invoice event payload: the spec's shape (`id`, `object`, `customer_id`, `status`, `total_amount`) and the rest. */
-export function invoiceEventPayload(i: InvoiceDoc) {
-  return { ...presentInvoice(i), object: 'invoice' };
+export function invoiceEventPayload(i: InvoiceDoc, urls: InvoiceDocumentUrls) {
+  return { ...presentInvoice(i, urls), object: 'invoice' };
 }

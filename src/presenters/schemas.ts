@@ -102,6 +102,8 @@ export const Invoice = obj({
   period_start: nullable(timestamp),
   period_end: nullable(timestamp),
   line_items: { type: 'array', items: ref('InvoiceLineItem') },
+  hosted_invoice_url: { type: 'string', format: 'uri', description: "`<PUBLIC_URL>/invoice/<secret>`: the invoice's hosted page, where the customer sees and pays it. Unguessable; a rotation ends it" },
+  invoice_pdf: { type: 'string', format: 'uri', description: '`<PUBLIC_URL>/invoice/<secret>/pdf`: the invoice as a PDF, behind the same secret' },
   ...times,
 });
 
@@ -249,6 +251,33 @@ export const PaymentClaimLink = obj({
   ...times,
 });
 
+/** Where a payment stands, as a customer's page polls it; `paid` when `paidWhen`. */
+function paymentStatusSchema(paidWhen: string): Schema {
+  return obj(
+    {
+      state: { type: 'string', enum: [...PAYMENT_STATES], description: `\`waiting\`; \`detected\` (seen on chain to one of the customer's own addresses, not final); \`paid\` (${paidWhen})` },
+      confirmations: { type: ['integer', 'null'], minimum: 0, description: 'For `detected`: confirmations of the payment so far' },
+      confirmations_required: { type: ['integer', 'null'], minimum: 1, description: 'For `detected`: confirmations at which it is recorded' },
+    },
+    [],
+    { description: 'Where the payment stands; the page polls this' },
+  );
+}
+
+const payToSchema: Schema = {
+  type: 'array',
+  items: obj({
+    currency,
+    address: str,
+    explorer: ref('Explorer'),
+    amount: { ...nullable(cryptoAmount), description: 'Estimate of the amount due in this currency at the current price (the `quotes` entry); null when nothing is due or no price is known' },
+    payment_uri: { type: 'string', description: 'BIP 21 `bitcoin:<address>?amount=<BTC>` or EIP-681 `ethereum:<address>?value=<wei>` with `amount`; the address alone when `amount` is null' },
+    qr_code_url: { type: 'string', description: 'Path on this server of an SVG QR code of `payment_uri`' },
+  }),
+};
+
+const quotesSchema: Schema = { type: 'array', items: obj({ currency, usd_price: decimal, amount: cryptoAmount }) };
+
 /**
  * What the customer's page reads. An unusable link (used, expired) shows its status only; a usable
  * one adds what to pay, where, and the proof-of-work challenge.
@@ -271,27 +300,9 @@ export const PublicPaymentClaimLink = obj(
       description: "The customer's open invoices and those paid since the link was made, oldest due date first",
       items: obj({ id: str, status: { type: 'string', enum: ['pending', 'overdue', 'paid'] }, due_date: date, total_amount: money, amount_due: money }),
     },
-    payment_status: obj(
-      {
-        state: { type: 'string', enum: [...PAYMENT_STATES], description: '`waiting`; `detected` (seen on chain to one of the customer\'s own addresses, not final); `paid` (every invoice listed is paid)' },
-        confirmations: { type: ['integer', 'null'], minimum: 0, description: 'For `detected`: confirmations of the payment so far' },
-        confirmations_required: { type: ['integer', 'null'], minimum: 1, description: 'For `detected`: confirmations at which it is recorded' },
-      },
-      [],
-      { description: 'Where the payment stands; the pay page polls this' },
-    ),
-    pay_to: {
-      type: 'array',
-      items: obj({
-        currency,
-        address: str,
-        explorer: ref('Explorer'),
-        amount: { ...nullable(cryptoAmount), description: 'Estimate of the amount due in this currency at the current price (the `quotes` entry); null when nothing is due or no price is known' },
-        payment_uri: { type: 'string', description: 'BIP 21 `bitcoin:<address>?amount=<BTC>` or EIP-681 `ethereum:<address>?value=<wei>` with `amount`; the address alone when `amount` is null' },
-        qr_code_url: { type: 'string', description: 'Path on this server of an SVG QR code of `payment_uri`' },
-      }),
-    },
-    quotes: { type: 'array', items: obj({ currency, usd_price: decimal, amount: cryptoAmount }) },
+    payment_status: paymentStatusSchema('every invoice listed is paid'),
+    pay_to: payToSchema,
+    quotes: quotesSchema,
     verification_required: bool,
     challenge: {
       oneOf: [
@@ -307,6 +318,41 @@ export const PublicPaymentClaimLink = obj(
   },
   ['expires_at', 'max_uses', 'use_count', 'price', 'amount_due', 'invoices', 'payment_status', 'pay_to', 'quotes', 'verification_required', 'challenge'],
 );
+
+/**
+ * What an invoice's hosted page reads: the invoice as its customer sees it, what settles it
+ * (older open invoices are paid first) and where to pay.
+ */
+export const PublicInvoice = obj({
+  object: { const: 'invoice' },
+  id: str,
+  status: { type: 'string', enum: [...INVOICE_STATUSES] },
+  usable: { ...bool, description: 'False once the invoice is void (`canceled`): nothing is due' },
+  account: obj({ name: str }, [], { description: 'Who bills' }),
+  customer: obj({ name: nullable(str), email: nullable(str) }, [], { description: 'Who is billed' }),
+  due_date: date,
+  period_start: nullable(timestamp),
+  period_end: nullable(timestamp),
+  line_items: { type: 'array', items: obj({ product_name: str, description: nullable(str), quantity: int, unit_amount: money, amount: money }) },
+  total_amount: money,
+  amount_paid: money,
+  amount_remaining: { ...money, description: "This invoice's own balance: `0.00` once paid or void" },
+  amount_due: { ...money, description: "What settles this invoice now: its balance plus the balances of the customer's older open invoices, which a payment pays first" },
+  invoices: {
+    type: 'array',
+    description: 'The open invoices `amount_due` settles, oldest first, this one last; empty unless the invoice is open',
+    items: obj({ id: str, status: { type: 'string', enum: [...INVOICE_STATUSES] }, due_date: date, total_amount: money, amount_due: money }),
+  },
+  payments: {
+    type: 'array',
+    description: 'Payments applied to the invoice, oldest first',
+    items: obj({ date: timestamp, amount_applied: money, currency: nullable(currency), amount: nullable(cryptoAmount), transaction_hash: nullable(str) }),
+  },
+  payment_status: paymentStatusSchema('the invoice is paid'),
+  pay_to: { ...payToSchema, description: "The customer's own addresses (none: the page says to contact the sender), with the estimate of `amount_due`" },
+  quotes: quotesSchema,
+  created_at: timestamp,
+});
 
 const webhookEndpointProps = {
   id: str,
@@ -469,6 +515,7 @@ export const RESOURCE_SCHEMAS: Record<string, Schema> = {
   PaymentClaim,
   PaymentClaimLink,
   PublicPaymentClaimLink,
+  PublicInvoice,
   WebhookEndpoint,
   WebhookEndpointWithSecret,
   WebhookAttempt,

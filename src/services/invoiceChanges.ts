@@ -18,13 +18,13 @@ import { ApiError } from '../lib/errors';
 import { randomHex } from '../lib/ids';
 import { afterLinesRemoved, creditReleased, ReleasableEntry, releaseSurplus } from '../billing/lineRemoval';
 import { compareAmounts, subtractAmounts, sumAmounts } from '../billing/money';
-import { invoiceEventPayload, presentInvoice } from '../presenters/invoice';
 import { presentCryptoTransaction } from '../presenters/cryptoTransaction';
 import { checkDueDate, cryptoAllocationsOf, findInvoice } from './invoices';
 import { settleStaleInvoiceSlot, takeTransactionSlot } from './allocation';
 import { HeldWrite, Holds, writeHeld } from './heldWrites';
 import { recordEvent } from './events';
 import { rollupsChanged } from './reportRollups';
+import { invoiceEvent, presentInvoiceWithLinks } from './invoiceLinks';
 import type { Dependencies } from '../dependencies';
 
 /**
@@ -82,11 +82,12 @@ export async function updateInvoice(deps: Dependencies, scope: Scope, id: string
   const invoice = held.result === 'written' ? held.after : before;
   // Status or due date: the receivables; marked paid by hand (or no longer paid): the collections.
   await rollupsChanged(deps, scope, 'receivables', ...(before.status !== invoice.status && (before.status === 'paid' || invoice.status === 'paid') ? (['collections'] as const) : []));
-  await recordEvent(scope, 'invoice.updated', invoiceEventPayload(invoice));
-  if (input.status === 'paid' && before.status !== 'paid') await recordEvent(scope, 'invoice.paid', invoiceEventPayload(invoice));
+  const payload = await invoiceEvent(deps, invoice);
+  await recordEvent(scope, 'invoice.updated', payload);
+  if (input.status === 'paid' && before.status !== 'paid') await recordEvent(scope, 'invoice.paid', payload);
   if (invoice.status === 'pending') await deps.workflows.invoiceDue.watch(invoice, dueDate !== undefined && dueDate !== before.due_date);
   else if (!OPEN_INVOICE_STATUSES.includes(invoice.status)) await deps.workflows.invoiceDue.close(invoice._id);
-  return presentInvoice(invoice);
+  return presentInvoiceWithLinks(deps, invoice);
 }
 
 /**
@@ -110,7 +111,7 @@ export async function markInvoiceOverdue(deps: Dependencies, invoiceId: string, 
   if (invoice.status !== 'overdue' || invoice.due_date !== dueDate) return 'not_pending';
   // The receivables report lists each open invoice with its status.
   await rollupsChanged(deps, scopeOfDoc(invoice), 'receivables');
-  await recordEvent(scopeOfDoc(invoice), 'invoice.overdue', invoiceEventPayload(invoice), {
+  await recordEvent(scopeOfDoc(invoice), 'invoice.overdue', await invoiceEvent(deps, invoice), {
     idempotencyKey: `invoice.overdue:${invoiceId}:${dueDate}`,
   });
   return held.result === 'written' ? 'marked' : 'was_overdue';
@@ -141,7 +142,7 @@ export async function removeLineItemsOfPrices(deps: Dependencies, scope: Scope, 
     if (held.result === 'busy') throw ApiError.conflict('invoice_changed', 'An invoice with this price changed while its line items were removed; retry', 'id');
     if (held.result === 'written' && held.after.status === 'paid' && held.before.status !== 'paid') {
       // Settled by what was already paid: announced like a payment that reaches the total (keyed: at most once).
-      await recordEvent(scope, 'invoice.paid', invoiceEventPayload(held.after), { idempotencyKey: `invoice.paid:${inv._id}:line_items_removed` });
+      await recordEvent(scope, 'invoice.paid', await invoiceEvent(deps, held.after), { idempotencyKey: `invoice.paid:${inv._id}:line_items_removed` });
       await deps.workflows.invoiceDue.close(inv._id);
     }
     if (held.result === 'written' && held.after.credit_release_due) {

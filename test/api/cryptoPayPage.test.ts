@@ -4,12 +4,11 @@
  * jsqr, accessibility is checked with axe-core in the page, and every state is kept as a
  * screenshot in `test-artifacts/pay-page/` (`TEST_ARTIFACTS_DIR` moves it).
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, Browser, BrowserContext, Page } from 'playwright-core';
-import { PNG } from 'pngjs';
-import jsQR from 'jsqr';
 import { useTestDatabase } from '../support/db';
+import { axeViolations, decodeQr as decodeQrOf } from '../support/paymentPageChecks';
 import { newAccount, startTestApi, TestApi } from '../support/api';
 import { BTC_BECH32, ETH_EIP55, customerWithWallet, invoiceOf, txHash } from '../crypto/helpers';
 import { ChainCursor, ChainPaymentRecord } from '../../src/models/chainPayment';
@@ -22,7 +21,6 @@ import { SwitchableOracle } from '../support/dependencies';
 const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => p && existsSync(p));
 if (!CHROMIUM) throw new Error('no chromium found: `npm test` installs Debian\'s chromium (apt-get install chromium)');
 const ARTIFACTS = join(process.env.TEST_ARTIFACTS_DIR ?? join(__dirname, '..', '..', 'test-artifacts'), 'pay-page');
-const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 
 const VIEWPORTS = [
   { name: 'phone', viewport: { width: 390, height: 844 }, deviceScaleFactor: 3, isMobile: true, hasTouch: true },
@@ -92,25 +90,7 @@ async function shot(page: Page, vp: { name: string }, what: string) {
   writeFileSync(join(ARTIFACTS, `${what}-${vp.name}.png`), await page.screenshot({ fullPage: true }));
 }
 
-/** The text of the QR code shown by `img`, read back from a screenshot of it. */
-async function decodeQr(page: Page, selector: string): Promise<string | null> {
-  const img = page.locator(selector);
-  await img.scrollIntoViewIfNeeded();
-  await page.waitForFunction((el) => (el as HTMLImageElement).complete && (el as HTMLImageElement).naturalWidth > 0, await img.elementHandle());
-  const shotOfQr = await img.screenshot();
-  const png = PNG.sync.read(shotOfQr);
-  const text = jsQR(new Uint8ClampedArray(png.data), png.width, png.height)?.data ?? null;
-  if (text === null) writeFileSync(join(ARTIFACTS, `undecoded-qr-${Date.now()}.png`), shotOfQr);
-  return text;
-}
-
-async function axeViolations(page: Page) {
-  await page.evaluate(AXE);
-  const result = await page.evaluate(() => (window as unknown as { axe: { run: (o: object) => Promise<any> } }).axe.run({ resultTypes: ['violations'] }));
-  return (result.violations as { id: string; impact: string; nodes: { target: string[] }[] }[])
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => `${v.impact} ${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-}
+const decodeQr = (page: Page, selector: string) => decodeQrOf(page, selector, ARTIFACTS);
 
 describe('pay page: served without inline script', () => {
   it('renders what to pay on the server, loads one script file by hash, and its CSP allows nothing else', async () => {

@@ -29,14 +29,14 @@ const TAGS: Record<string, string> = {
   Products: 'What is sold.',
   Prices: 'One-time or recurring prices of a product, in integer cents.',
   Wallets: 'Read-only: one per account scope and one per customer.',
-  Invoices: 'Standalone invoices and those subscriptions generate.',
+  Invoices: 'Standalone invoices and those subscriptions generate. Each has a hosted page and a PDF behind an unguessable link (`hosted_invoice_url`, `invoice_pdf`).',
   Subscriptions: 'Multi-phase subscriptions, billed in advance on their billing dates.',
   Reports: 'Finance reports of the scope: MRR, receivables aging, collections. JSON, or CSV with `Accept: text/csv`.',
   'Crypto addresses': 'BTC and ETH addresses in wallets; payments to them are detected on chain.',
   'Crypto transactions': 'Payments, detected on chain or entered by hand, and their allocation to invoices.',
   'Payment claim links': 'Links a customer opens to tell about a payment.',
   'Payment claims': 'What customers submitted through links, to approve or reject.',
-  'Public payment pages': 'The unauthenticated calls behind the payment page `/pay/<secret>`.',
+  'Public payment pages': "The unauthenticated calls behind the payment page `/pay/<secret>` and an invoice's hosted page `/invoice/<secret>`.",
   'Webhook endpoints': 'HTTPS endpoints that receive signed events, and their deliveries.',
 };
 

@@ -392,6 +392,19 @@ export const OPERATIONS: Operation[] = [
     body: claimBody,
     success: { status: 201, description: 'The pending claim', schema: 'PaymentClaim' },
   },
+  {
+    method: 'get',
+    path: '/public/invoices/:secret',
+    operationId: 'get_public_invoice',
+    tag: 'Public payment pages',
+    summary: "The customer's view of an invoice",
+    description:
+      "No token: the secret of the invoice's links (`hosted_invoice_url`, `invoice_pdf`) is the credential. Rate-limited per client IP. " +
+      'The hosted page polls it for `payment_status` and a refreshed estimate. `amount_due` is what settles the invoice: a payment pays the oldest open invoice first, so it adds the balances of older open invoices (`invoices`).',
+    public: true,
+    params: { secret: 'The secret part of the links (`<PUBLIC_URL>/invoice/<secret>`)' },
+    success: { status: 200, description: 'The invoice, what settles it, and where to pay', schema: 'PublicInvoice' },
+  },
   ...crud('Webhook endpoints', 'webhook_endpoints', 'WebhookEndpoint', 'webhook_endpoints', {
     singular: 'webhook endpoint',
     create: createWebhookEndpointBody,

@@ -9,20 +9,14 @@ import type Router from '@koa/router';
 import type { AppState, Ctx } from '../context';
 import type { RouteDeps } from '../routeDeps';
 import { findPublicPaymentClaimLink, payPageQrUri } from '../../services/publicPaymentClaimLinks';
-import { PayPageScript, PayPageView, payPageContentSecurityPolicy, renderPayPage, scriptIntegrity } from '../../presenters/payPage';
-import { qrCodeSvg } from '../../presenters/qrCode';
+import { PayPageScript, PayPageView, renderPayPage, scriptIntegrity } from '../../presenters/payPage';
+import { qrQuery, sendPaymentPage, sendQrCode } from './pageResponses';
 
 /** The script's text and where it is served: the name carries its hash, so it can be cached for good. */
 export function payPageScript(source = readFileSync(projectPath('src', 'api', 'pages', 'assets', 'payPage.js'), 'utf8')): PayPageScript & { source: string } {
   const integrity = scriptIntegrity(source);
   const tag = Buffer.from(integrity.slice('sha256-'.length), 'base64').toString('hex').slice(0, 12);
   return { source, integrity, path: `/pay/assets/payPage.${tag}.js` };
-}
-
-function noFraming(ctx: Ctx) {
-  ctx.set('Referrer-Policy', 'no-referrer');
-  ctx.set('X-Frame-Options', 'DENY');
-  ctx.set('X-Content-Type-Options', 'nosniff');
 }
 
 // Each load looks a secret up: the same per-IP rate as the public claim routes it calls.
@@ -40,22 +34,11 @@ export function payPageRoutes(router: Router<AppState>, deps: RouteDeps) {
 
   router.get('/pay/:secret', limit, async (ctx: Ctx) => {
     const view: PayPageView = await findPublicPaymentClaimLink(deps, String(ctx.params.secret));
-    // The page explains what is wrong either way; the status tells crawlers and tools.
-    ctx.status = view ? 200 : 404;
-    ctx.type = 'text/html; charset=utf-8';
-    ctx.set('Cache-Control', 'no-store');
-    noFraming(ctx);
-    ctx.set('Content-Security-Policy', payPageContentSecurityPolicy(`${ctx.protocol}://${ctx.host}`, script));
-    ctx.body = renderPayPage(view, script, `/v1/public/payment_claim_links/${encodeURIComponent(String(ctx.params.secret))}`);
+    sendPaymentPage(ctx, view !== null, renderPayPage(view, script, `/v1/public/payment_claim_links/${encodeURIComponent(String(ctx.params.secret))}`), script);
   });
 
   router.get('/pay/:secret/qr.svg', limit, async (ctx: Ctx) => {
-    const { address, amount } = ctx.query;
-    const uri = await payPageQrUri(String(ctx.params.secret), typeof address === 'string' ? address : '', typeof amount === 'string' ? amount : null);
-    ctx.type = 'image/svg+xml';
-    ctx.set('Cache-Control', 'private, max-age=300');
-    ctx.set('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'");
-    noFraming(ctx);
-    ctx.body = await qrCodeSvg(uri);
+    const { address, amount } = qrQuery(ctx);
+    await sendQrCode(ctx, await payPageQrUri(String(ctx.params.secret), address, amount));
   });
 }

@@ -1,8 +1,9 @@
 /*
- * The pay page's script (served as a file: the page's CSP allows no inline script). The page is
- * complete without it (rendered on the server by src/presenters/payPage.tsx); this adds copy
- * buttons, a countdown to expiry, live status by polling the public link endpoint, and the
- * ALTCHA proof of work that the claim form needs.
+ * The payment pages' script (served as a file: the pages' CSP allows no inline script): a claim
+ * link's pay page (src/presenters/payPage.tsx) and an invoice's hosted page (invoicePage.tsx).
+ * Each page is complete without it; this adds copy buttons, live status by polling the page's
+ * public endpoint (`data-api`), and, where the page has them, a countdown to expiry and the
+ * claim form with the ALTCHA proof of work it needs.
  */
 (function () {
   'use strict';
@@ -10,6 +11,10 @@
   if (!root) return;
   var api = root.getAttribute('data-api');
   var expiresAt = Date.parse(root.getAttribute('data-expires-at'));
+  // The page's own words for a link that stopped working (else the pay page's).
+  var missingText = root.getAttribute('data-missing-text') || 'This payment link does not exist. Please check the address or ask for a new link.';
+  var closedText = root.getAttribute('data-closed-text');
+  var paidTitle = root.getAttribute('data-paid-title') || 'Paid';
   // Often enough to feel live, well under the public routes' 60 requests a minute per IP.
   var POLL_MS = 5000;
   var data = null;
@@ -18,6 +23,7 @@
 
   function $(id) { return document.getElementById(id); }
   function show(el, text) { if (text !== undefined) el.textContent = text; el.hidden = false; }
+  function hide(id) { var el = $(id); if (el) el.hidden = true; }
 
   // ---- copy buttons ------------------------------------------------------------------------
   function copyText(text) {
@@ -71,9 +77,10 @@
     clearTimeout(pollTimer);
     pollTimer = null;
     if (submitted) return; // The thank-you stays: the link was used by this very claim.
-    $('pay').hidden = true;
-    $('claim-form').hidden = true;
-    $('status').hidden = true;
+    hide('pay');
+    hide('claim-form');
+    hide('earlier');
+    hide('status');
     show($('unusable'), message);
   }
   function renderInvoices(invoices) {
@@ -83,7 +90,7 @@
     invoices.forEach(function (i) {
       var tr = document.createElement('tr');
       tr.setAttribute('data-invoice-id', i.id);
-      // As src/presenters/payPage.tsx invoiceAmount renders it.
+      // As src/presenters/paymentPage.tsx invoiceAmount renders it.
       var amount = i.status === 'paid' ? i.total_amount + ' USD, paid' : i.amount_due === i.total_amount ? i.total_amount + ' USD' : i.total_amount + ' USD, ' + i.amount_due + ' USD due';
       [i.id, i.due_date, amount].forEach(function (text, n) {
         var td = document.createElement('td'); td.textContent = text; td.className = n === 0 ? 'id' : n === 2 ? 'num' : ''; tr.appendChild(td);
@@ -121,20 +128,21 @@
     renderInvoices(d.invoices);
     renderOptions(d);
     if (d.payment_status.state === 'paid') {
-      document.title = 'Paid';
-      $('pay').hidden = true;
-      $('claim-form').hidden = true;
+      document.title = paidTitle;
+      hide('pay');
+      hide('claim-form');
+      hide('earlier');
     }
   }
   function poll() {
     fetch(api, { headers: { Accept: 'application/json' }, cache: 'no-store' }).then(function (res) {
-      if (res.status === 404) { close('This payment link does not exist. Please check the address or ask for a new link.'); return null; }
+      if (res.status === 404) { close(missingText); return null; }
       if (!res.ok) return null; // Try again at the next poll.
       return res.json();
     }).then(function (d) {
       if (!d) return;
       if (!d.usable) {
-        close(d.expired ? 'This payment link has expired. Please ask for a new link.' : d.status === 'used' ? 'This payment link has already been used. Please ask for a new link.' : 'This payment link can no longer be used.');
+        close(closedText || (d.expired ? 'This payment link has expired. Please ask for a new link.' : d.status === 'used' ? 'This payment link has already been used. Please ask for a new link.' : 'This payment link can no longer be used.'));
         return;
       }
       data = d;
@@ -206,9 +214,9 @@
   }
 
   wireCopyButtons();
-  wireForm();
+  if ($('claim-form')) wireForm();
   var localTime = $('expires-at');
   if (localTime) localTime.textContent = new Date(expiresAt).toLocaleString();
-  tick();
+  if ($('countdown')) tick();
   pollTimer = setTimeout(poll, 0);
 })();
