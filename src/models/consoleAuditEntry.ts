@@ -1,13 +1,15 @@
 import { Schema, model, InferSchemaType } from 'mongoose';
 
-export const CONSOLE_AUDIT_OUTCOMES = ['approved', 'rejected', 'refused'] as const;
+export const CONSOLE_AUDIT_OUTCOMES = ['approved', 'rejected', 'paid', 'voided', 'rotated', 'refused'] as const;
+export const CONSOLE_AUDIT_ACTIONS = ['payment_claim.approve', 'payment_claim.reject', 'invoice.mark_paid', 'invoice.void', 'invoice.rotate_links'] as const;
+export type ConsoleAuditAction = (typeof CONSOLE_AUDIT_ACTIONS)[number];
 export type ConsoleAuditOutcome = (typeof CONSOLE_AUDIT_OUTCOMES)[number];
 
 /**
  * One money-moving action taken in the finance console (src/services/consoleAudit.ts): who (user
  * id and email as of then), in which account and scope, from which client address (as the app
- * resolved it, trusted proxies applied), on what object, with what reason and outcome: `approved`
- * or `rejected` when the service did it, `refused` (with the service's message) when it did not.
+ * resolved it, trusted proxies applied), on what object, with what reason and outcome: `approved`,
+ * `rejected`, `paid`, `voided` or `rotated` when the service did it, `refused` (with the service's message) when it did not.
  * Append-only; never shown outside its account and scope.
  */
 const consoleAuditEntrySchema = new Schema(
@@ -16,7 +18,7 @@ const consoleAuditEntrySchema = new Schema(
     sandbox: { type: String, default: null },
     user_id: { type: Number, required: true },
     user_email: { type: String, default: null },
-    action: { type: String, enum: ['payment_claim.approve', 'payment_claim.reject'], required: true },
+    action: { type: String, enum: CONSOLE_AUDIT_ACTIONS, required: true },
     object_type: { type: String, required: true },
     object_id: { type: String, required: true },
     reason: { type: String, default: null },

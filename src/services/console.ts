@@ -14,6 +14,7 @@ import { subscriptionMrrCents, monthOf } from '../billing/mrr';
 import { AGING_LABELS } from '../billing/receivables';
 import { collections, inForceAt, loadMrrSource, mrr, receivablesTotals, toMrrSubscription } from './reports';
 import { timelineSteps } from './subscriptionTimeline';
+import { customerName } from './consoleCustomers';
 
 const MISMATCHES_SHOWN = 20;
 
@@ -67,7 +68,7 @@ export async function overview(scope: Scope, now = new Date()) {
 
 export interface SubscriptionFilter {
   status?: string;
-  /** A customer id, or part of the customer's email. */
+  /** A customer id, or part of the customer's email or name. */
   customer?: string;
   /** Next billing date within these days (YYYY-MM-DD, both included). */
   next_from?: string;
@@ -83,13 +84,14 @@ export async function subscriptionTable(scope: Scope, filter: SubscriptionFilter
   for (const p of ['next_from', 'next_to'] as const) if (filter[p] && !DATE.test(filter[p]!)) throw ApiError.invalid(`${p} must be a date (YYYY-MM-DD)`, p);
   const [subs, customers] = await Promise.all([
     Subscription.find(scopeFilter(scope), { customer_id: 1, status: 1, next_billing_date: 1, phases: 1, created_at: 1 }).lean<SubscriptionDoc[]>(),
-    Customer.find(scopeFilter(scope), { email: 1 }).lean<{ _id: string; email: string }[]>(),
+    Customer.find(scopeFilter(scope), { email: 1, first_name: 1, last_name: 1 }).lean<{ _id: string; email: string; first_name?: string | null; last_name?: string | null }[]>(),
   ]);
   const email = new Map(customers.map((c) => [c._id, c.email]));
+  const name = new Map(customers.map((c) => [c._id, customerName(c)]));
   const needle = filter.customer?.trim().toLowerCase();
   const rows = subs
     .filter((s) => !filter.status || s.status === filter.status)
-    .filter((s) => !needle || s.customer_id.toLowerCase() === needle || (email.get(s.customer_id) ?? '').includes(needle))
+    .filter((s) => !needle || s.customer_id.toLowerCase() === needle || (email.get(s.customer_id) ?? '').includes(needle) || (name.get(s.customer_id) ?? '').toLowerCase().includes(needle))
     .filter((s) => {
       const next = s.next_billing_date ? new Date(s.next_billing_date).toISOString().slice(0, 10) : null;
       if (filter.next_from && (!next || next < filter.next_from)) return false;
@@ -102,6 +104,7 @@ export async function subscriptionTable(scope: Scope, filter: SubscriptionFilter
     id: s._id,
     customer_id: s.customer_id,
     customer_email: email.get(s.customer_id) ?? null,
+    customer_name: name.get(s.customer_id) ?? null,
     status: s.status,
     next_billing_date: s.next_billing_date ? new Date(s.next_billing_date).toISOString() : null,
     start_date: s.phases[0] ? new Date(s.phases[0].start_date).toISOString() : null,

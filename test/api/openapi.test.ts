@@ -47,11 +47,16 @@ const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
 /** Pages outside /v1: not API operations, listed here so that a new one is a decision. */
 const PAGES = [
   'GET /healthz', 'GET /readyz', 'GET /metrics', 'GET /pay/:secret', 'GET /pay/:secret/qr.svg', 'GET /pay/assets/:file', 'GET /docs', 'GET /docs/errors',
+  // An invoice's hosted page, its QR codes and its PDF (src/api/publicInvoices).
+  'GET /invoice/:secret', 'GET /invoice/:secret/qr.svg', 'GET /invoice/:secret/pdf',
   // The finance console (src/api/console): HTML pages, its assets, CSV downloads and its session's forms.
   'GET /console', 'GET /console/sign-in', 'POST /console/sign-in', 'POST /console/sign-out', 'POST /console/scope',
   'GET /console/assets/:file', 'GET /console/subscriptions', 'GET /console/subscriptions/:id', 'GET /console/receivables',
   'GET /console/collections', 'GET /console/reports/mrr.csv', 'GET /console/reports/receivables.csv', 'GET /console/reports/collections.csv',
   'GET /console/claims', 'POST /console/claims/:id/approval', 'POST /console/claims/:id/rejection',
+  'GET /console/customers', 'GET /console/customers/:id', 'GET /console/invoices', 'GET /console/invoices/:id', 'POST /console/invoices/:id/links',
+  'GET /console/invoices/:id/mark-paid', 'POST /console/invoices/:id/mark-paid', 'GET /console/invoices/:id/void', 'POST /console/invoices/:id/void',
+  'GET /console/payments', 'GET /console/payments/:id',
 ];
 
 function registeredRoutes(): Map<string, Set<string>> {
@@ -211,6 +216,10 @@ describe('OpenAPI document: against the running app', () => {
     const invoice = await a.api.post('/v1/invoices', { customer_id: customer.id, due_date: '2030-01-31', line_items: [{ price_id: once.body.id, quantity: 2 }] });
     check('post', '/invoices', invoice);
     check('get', '/invoices', await a.api.get('/v1/invoices'));
+    check('get', '/invoices/:id', await a.api.get(`/v1/invoices/${invoice.body.id}`));
+    const invoiceSecret = invoice.body.hosted_invoice_url.split('/invoice/')[1];
+    check('get', '/public/invoices/:secret', await client(api.url).get(`/v1/public/invoices/${invoiceSecret}`));
+    check('get', '/public/invoices/:secret', await client(api.url).get(`/v1/public/invoices/${'x'.repeat(43)}`));
     const today = new Date().toISOString().slice(0, 10);
     const sub = await a.api.post('/v1/subscriptions', { customer_id: customer.id, phases: [{ start_date: today, items: [{ price_id: monthly.body.id, overridden_price_amount: '15.00' }] }] });
     check('post', '/subscriptions', sub);

@@ -16,6 +16,7 @@ import { renderPayPage, scriptIntegrity } from '../../src/presenters/payPage';
 import type { OpenPublicLink } from '../../src/presenters/payPage';
 import { renderErrors, renderReference } from '../../src/api/docs/render';
 import type { ConsoleSessionView } from '../../src/services/consoleSessions';
+import { customerPage, customersPage, invoiceActionPage, invoicePage, invoicesPage, paymentPage, paymentsPage } from '../../src/api/console/dailyViews';
 
 const PAYLOADS = ['<script>alert(1)</script>', '"onload="alert(2)', "'><img src=x onerror=alert(3)>", '</script><script>alert(4)</script>'];
 /** Every payload in one string: what each merchant-controlled field holds below. */
@@ -95,7 +96,50 @@ function pages(): Record<string, string> {
     otherClaims: [{ _id: X, status: X, amount: X, to_address: X, created_at: new Date(T) }],
   };
   const audit = { account_id: X, sandbox: X, user_id: 1, user_email: X, action: X, object_type: X, object_id: X, reason: X, outcome: 'refused', detail: X, client_address: X, at: new Date(T) };
+  const label = { id: X, name: X, email: X };
+  const labels = new Map([[X, label]]);
+  const explorer = { name: X, url: X };
+  const customer = {
+    customer: { ...label, created_at: T },
+    open_invoices: [{ id: X, status: X, due_date: X, total_amount: X, amount_paid: X, balance: X }],
+    balance: X, credit: X,
+    wallets: [{ id: X, addresses: [{ id: X, currency: X, address: X, explorer }] }],
+    subscriptions: [{ id: X, status: X, next_billing_date: T, created_at: T }],
+    payments: [{ id: X, currency: X, amount: X, usd_value: X, unallocated_amount: X, timestamp: T, source: X, invoices: [X] }],
+  };
+  const invoiceRow = { id: X, customer_id: X, customer: label, status: X, due_date: X, total_amount: X, amount_paid: X, balance: X, created_at: T };
+  const invoice = {
+    invoice: {
+      id: X, customer_id: X, subscription_id: X, status: 'pending', due_date: X, total_amount: X, amount_paid: X, period_start: T, period_end: T,
+      line_items: [{ id: X, price_id: X, product_id: X, product_name: X, quantity: 1, unit_amount: X, amount: X, description: X }],
+      hosted_invoice_url: X, invoice_pdf: X, created_at: T, updated_at: T,
+    },
+    customer: label, amount_due: X, overpaid: X, hosted_invoice_url: X, invoice_pdf: X,
+    allocations: [{ id: X, amount_applied: X, pays_in_full: true, created_at: T, transaction_id: X, payment: { id: X, currency: X, amount: X, hash: X, to_address: X, explorer, source: X, timestamp: T } }],
+    events: [{ id: X, event: X, at: T, status: X }],
+    audit: [audit],
+  };
+  const paymentRow = { id: X, customer_id: X, customer: label, currency: X, amount: X, usd_value: X, unallocated_amount: X, source: X, timestamp: T, invoices: 1 };
+  const payment = {
+    id: X, customer_id: X, customer: label, currency: X, amount: X, hash: X, from_address: X, to_address: X, to_address_id: X, explorer, timestamp: T,
+    usd_value: X, usd_price: X, unallocated_amount: X, allocated_at: T, source: X, transaction_source: X,
+    claim: { id: X, status: X, amount: X, approved_at: T },
+    allocations: [{ id: X, invoice_id: X, invoice_status: X, invoice_total: X, amount_applied: X, released_amount: X, pays_in_full: true, created_at: T }],
+  };
+  const invoiceFilter = { status: X, customer: X, due_from: X, due_to: X, page: 2 };
   return {
+    customers: customersPage(session, { rows: [{ id: X, name: X, email: X, created_at: T }], pagination: { page: 2, pages: 3, count: 60 }, query: X }, { error: X, notice: X }),
+    customer: customerPage(session, customer as never),
+    invoices: invoicesPage(session, invoiceFilter, { rows: [invoiceRow as never], page: 2, count: null, pages: null, more: true }, { error: X }),
+    invoice: invoicePage(session, invoice as never, { error: X, notice: X }),
+    invoiceMarkPaid: invoiceActionPage(session, invoice as never, 'mark_paid', { error: X }),
+    invoiceVoid: invoiceActionPage({ ...session, twoFactor: true }, invoice as never, 'void'),
+    payments: paymentsPage(session, { rows: [paymentRow as never], pagination: { page: 1, pages: 2, count: 30 } }),
+    payment: paymentPage(session, payment as never),
+    receivablesNamed: receivablesPage(session, receivables as never, labels),
+    collectionsNamed: collectionsPage(session, collections as never, labels),
+    lifecycleNamed: lifecyclePage(session, lifecycle as never, X, new Date(T), label),
+    claimsNamed: claimsPage(session, [evidence as never], { recent: [audit as never], ofClaims: [audit as never] }, {}, labels),
     signIn: signInPage({ csrfToken: X, error: X, notice: X, email: X, otpRequired: true }),
     overview: overviewPage(session, overview as never),
     subscriptions: subscriptionsPage(session, { status: X, customer: X, next_from: X, next_to: X, page: 1 }, table as never),
@@ -178,6 +222,15 @@ describe('in Chromium', () => {
     expect(html).toContain('&lt;script>alert(1)&lt;/script>');
     const list = await b.go('GET', `/console/subscriptions?customer=${encodeURIComponent(X)}`);
     expectInert(list.text);
+    // The new pages (issue 26), with a customer named and an invoice line described by the payloads.
+    const named = (await a.api.post('/v1/customers', { email: 'named@x.io', first_name: X, last_name: X })).body;
+    const inv = (await a.api.post('/v1/invoices', { customer_id: named.id, due_date: '2027-01-01', line_items: [{ price_id: price.id }] })).body;
+    for (const path of ['/console/customers', `/console/customers?q=${encodeURIComponent('script alert')}`, `/console/customers/${named.id}`, '/console/invoices', `/console/invoices?customer=${encodeURIComponent(X)}`, `/console/invoices/${inv.id}`, `/console/invoices/${inv.id}/mark-paid`, `/console/invoices/${inv.id}/void`, '/console/receivables']) {
+      const page = await b.go('GET', path);
+      expect([path, page.status]).toEqual([path, 200]);
+      expectInert(page.text);
+    }
+    expect((await b.go('GET', `/console/customers/${named.id}`)).text).toContain('&lt;script>alert(1)&lt;/script>');
 
     const context = await env.browser().newContext();
     try {

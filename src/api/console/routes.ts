@@ -1,8 +1,9 @@
 /**
- * `/console`: the finance console. Read-only pages on the report services; the writes are its own
- * session's (sign-in, scope switch, sign-out) and the claims queue's approve and reject, each a
- * form with a CSRF token. Approve and reject also ask again (step-up: a fresh TOTP code, or the
- * password when two-factor is off), throttled like a sign-in, and are audited.
+ * `/console`: the finance console. Read pages on the report services and of customers, invoices
+ * and payments; the writes are its own session's (sign-in, scope switch, sign-out), the claims
+ * queue's approve and reject, and an invoice's mark paid and void, each a form with a CSRF token.
+ * The money-moving ones also ask again (step-up: a fresh TOTP code, or the password when
+ * two-factor is off), throttled like a sign-in, and are audited.
  *
  * The session cookie is httpOnly, SameSite=Strict, path /console, Secure when PUBLIC_URL is
  * https (written by hand: Koa refuses a Secure cookie on a plain connection, which is what a TLS
@@ -29,8 +30,12 @@ import { workflowIds } from '../../temporal/workflowIds';
 import { monthRangeQuery, receivablesQuery } from '../reports/schema';
 import { sendCsv } from '../reports/routes';
 import { pendingClaimsWithEvidence } from '../../services/consoleClaims';
-import { auditEntriesOf, ClaimDecision, decideClaim, recentAuditEntries } from '../../services/consoleAudit';
+import { actOnInvoice, rotateLinksOf, auditEntriesOf, ClaimDecision, ConsoleActor, decideClaim, InvoiceAction, recentAuditEntries } from '../../services/consoleAudit';
+import { customerLabels, customerPage as customerPageData, customerTable } from '../../services/consoleCustomers';
+import { InvoiceFilter, invoicePage as invoicePageData, invoiceTable } from '../../services/consoleInvoices';
+import { paymentPage as paymentPageData, paymentTable } from '../../services/consolePayments';
 import { claimsPage, collectionsPage, errorPage, lifecyclePage, overviewPage, receivablesPage, signInPage, subscriptionsPage } from './views';
+import { customerPage, customersPage, invoiceActionPage, invoicePage, invoicesPage, paymentPage, paymentsPage } from './dailyViews';
 
 export const SESSION_COOKIE = 'console_session';
 const SIGN_IN_CSRF_COOKIE = 'console_csrf';
@@ -85,6 +90,15 @@ async function readForm(ctx: Ctx): Promise<URLSearchParams> {
   }
   return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
 }
+
+/** `?page=`: 1 when missing or not a number, within 1 to 1,000,000. */
+const pageParam = (q: Record<string, unknown>) => Math.min(Math.max(Number.parseInt(String(q.page ?? '1'), 10) || 1, 1), 1_000_000);
+/** A query parameter as one string of at most 200 characters (a repeated one: the first), or undefined when empty. */
+const textParam = (v: unknown): string | undefined => {
+  const s = (Array.isArray(v) ? v[0] : v) as string | undefined;
+  return typeof s === 'string' && s.trim() ? s.slice(0, 200) : undefined;
+};
+const idParam = (ctx: Ctx) => String(ctx.params.id ?? '').slice(0, 100);
 
 function html(ctx: Ctx, status: number, body: string) {
   ctx.status = status;
@@ -223,27 +237,60 @@ export function consolePages(router: Router<AppState>, deps: RouteDeps) {
     const s = ctx.state.session!;
     const l = await subscriptionLifecycle(sessionScope(s), String(ctx.params.id ?? '').slice(0, 100));
     const link = `${config.temporalUiUrl}/namespaces/${encodeURIComponent(config.temporal.namespace)}/workflows/${encodeURIComponent(workflowIds.subscription(l.id))}`;
-    html(ctx, 200, lifecyclePage(s, l, link));
+    const labels = await customerLabels(sessionScope(s), [l.customer_id]);
+    html(ctx, 200, lifecyclePage(s, l, link, new Date(), labels.get(l.customer_id) ?? null));
   });
 
   router.get('/console/receivables', shell, signedIn, async (ctx: CCtx) => {
     const s = ctx.state.session!;
     const { asOf, aging } = await receivables(sessionScope(s), receivablesQuery(ctx.query));
-    html(ctx, 200, receivablesPage(s, presentReceivables(asOf, aging)));
+    const report = presentReceivables(asOf, aging);
+    const labels = await customerLabels(sessionScope(s), report.buckets.flatMap((b) => b.invoices.map((i) => i.customer_id)));
+    html(ctx, 200, receivablesPage(s, report, labels));
   });
 
   router.get('/console/collections', shell, signedIn, async (ctx: CCtx) => {
     const s = ctx.state.session!;
     const { from, to, result } = await collections(sessionScope(s), monthRangeQuery(ctx.query));
-    html(ctx, 200, collectionsPage(s, presentCollections(from, to, result)));
+    const report = presentCollections(from, to, result);
+    const labels = await customerLabels(sessionScope(s), report.unallocated_credit.map((u) => u.customer_id));
+    html(ctx, 200, collectionsPage(s, report, labels));
   });
 
   const claimsQueue = async (ctx: CCtx, status: number, opts: { error?: string; notice?: string } = {}) => {
     const s = ctx.state.session!;
     const scope = sessionScope(s);
     const queue = await pendingClaimsWithEvidence(scope);
-    const [recent, ofClaims] = await Promise.all([recentAuditEntries(scope), auditEntriesOf(scope, queue.map((e) => e.claim._id))]);
-    html(ctx, status, claimsPage(s, queue, { recent, ofClaims }, opts));
+    const [recent, ofClaims, labels] = await Promise.all([
+      recentAuditEntries(scope),
+      auditEntriesOf(scope, queue.map((e) => e.claim._id)),
+      customerLabels(scope, queue.map((e) => e.claim.customer_id)),
+    ]);
+    html(ctx, status, claimsPage(s, queue, { recent, ofClaims }, opts, labels));
+  };
+
+  /**
+   * The step-up of a money-moving action, through the sign-in throttle (a wrong code or password
+   * counts as a failed sign-in of the user's email from this client and browser): null when it
+   * passed, else the refusal (401; 429 or 503 with Retry-After set).
+   */
+  const stepUp = async (ctx: CCtx, form: URLSearchParams): Promise<AuthFlowError | null> => {
+    const s = ctx.state.session!;
+    const key = loginEmail(s.email ?? '');
+    const device = deviceOf(await consoleDeviceKey(config.claimChallengeHmacKey), ctx.cookies.get(DEVICE_COOKIE), key, Date.now());
+    try {
+      await throttledSignIn(ctx, signInGuard, { ip: ctx.ip, email: key, device }, () =>
+        verifyStepUp(s.userId, { password: form.get('password') ?? '', otp_attempt: form.get('otp_attempt') ?? '' }),
+      );
+      return null;
+    } catch (err) {
+      if (!(err instanceof AuthFlowError)) throw err;
+      return err;
+    }
+  };
+  const actorOf = (ctx: CCtx): ConsoleActor => {
+    const s = ctx.state.session!;
+    return { scope: sessionScope(s), userId: s.userId, email: s.email, clientAddress: ctx.ip };
   };
 
   const DECIDED: Record<string, string> = { approved: 'The claim was approved.', rejected: 'The claim was rejected.' };
@@ -263,19 +310,11 @@ export function consolePages(router: Router<AppState>, deps: RouteDeps) {
     const id = String(ctx.params.id ?? '').slice(0, 100);
     if (form.get('confirm') !== 'yes') return claimsQueue(ctx, 422, { error: 'Tick the confirmation box to confirm the decision; nothing was changed.' });
     if ((form.get('reason') ?? '').length > 5000) return claimsQueue(ctx, 422, { error: 'The reason is too long (at most 5000 characters); nothing was changed.' });
-    const key = loginEmail(s.email ?? '');
-    const device = deviceOf(await consoleDeviceKey(config.claimChallengeHmacKey), ctx.cookies.get(DEVICE_COOKIE), key, Date.now());
-    try {
-      await throttledSignIn(ctx, signInGuard, { ip: ctx.ip, email: key, device }, () =>
-        verifyStepUp(s.userId, { password: form.get('password') ?? '', otp_attempt: form.get('otp_attempt') ?? '' }),
-      );
-    } catch (err) {
-      if (!(err instanceof AuthFlowError)) throw err;
-      return claimsQueue(ctx, err.status, { error: `${err.message}; nothing was changed.` });
-    }
+    const refused = await stepUp(ctx, form);
+    if (refused) return claimsQueue(ctx, refused.status, { error: `${refused.message}; nothing was changed.` });
     const d = toDecision(form);
     try {
-      await decideClaim(deps, { scope: sessionScope(s), userId: s.userId, email: s.email, clientAddress: ctx.ip }, id, d);
+      await decideClaim(deps, actorOf(ctx), id, d);
     } catch (err) {
       // A claim of another account or scope is a 404 page, as for any object; a refusal (not pending, already recorded) is shown on the queue.
       if (!(err instanceof ApiError) || err.status !== 422) throw err;
@@ -286,6 +325,94 @@ export function consolePages(router: Router<AppState>, deps: RouteDeps) {
   };
   router.post('/console/claims/:id/approval', shell, signedIn, csrf, decision(() => ({ action: 'approve' })));
   router.post('/console/claims/:id/rejection', shell, signedIn, csrf, decision((form) => ({ action: 'reject', reason: form.get('reason') ?? undefined })));
+
+  // Customers, invoices, payments: read pages; a refused filter or search is shown on its page.
+  router.get('/console/customers', shell, signedIn, async (ctx: CCtx) => {
+    const s = ctx.state.session!;
+    const filter = { q: textParam(ctx.query.q), page: pageParam(ctx.query) };
+    try {
+      html(ctx, 200, customersPage(s, await customerTable(sessionScope(s), filter)));
+    } catch (err) {
+      if (!(err instanceof ApiError) || err.status !== 422) throw err;
+      html(ctx, 422, customersPage(s, { rows: [], pagination: { page: filter.page, pages: 0, count: 0 }, query: filter.q ?? '' }, { error: err.message }));
+    }
+  });
+
+  router.get('/console/customers/:id', shell, signedIn, async (ctx: CCtx) => {
+    const s = ctx.state.session!;
+    html(ctx, 200, customerPage(s, await customerPageData(sessionScope(s), idParam(ctx))));
+  });
+
+  router.get('/console/invoices', shell, signedIn, async (ctx: CCtx) => {
+    const s = ctx.state.session!;
+    const q = ctx.query;
+    const filter: InvoiceFilter = { status: textParam(q.status), customer: textParam(q.customer), due_from: textParam(q.due_from), due_to: textParam(q.due_to), page: pageParam(q) };
+    try {
+      html(ctx, 200, invoicesPage(s, filter, await invoiceTable(sessionScope(s), filter)));
+    } catch (err) {
+      if (!(err instanceof ApiError) || err.status !== 422) throw err;
+      html(ctx, 422, invoicesPage(s, filter, { rows: [], page: filter.page, count: 0, pages: 0, more: false }, { error: err.message }));
+    }
+  });
+
+  const DONE: Record<string, string> = { paid: 'The invoice was marked paid.', voided: 'The invoice was voided.', rotated: 'New links made; the old ones no longer open.' };
+  router.get('/console/invoices/:id', shell, signedIn, async (ctx: CCtx) => {
+    const s = ctx.state.session!;
+    html(ctx, 200, invoicePage(s, await invoicePageData(deps, sessionScope(s), idParam(ctx)), { notice: DONE[String(ctx.query.done ?? '')] }));
+  });
+
+  /** New links for the hosted page and PDF (the old ones end): CSRF and a ticked box, audited; it moves no money, so no step-up. */
+  router.post('/console/invoices/:id/links', shell, signedIn, csrf, async (ctx: CCtx) => {
+    const s = ctx.state.session!;
+    const id = idParam(ctx);
+    if (formOf(ctx).get('confirm') !== 'yes') {
+      return html(ctx, 422, invoicePage(s, await invoicePageData(deps, sessionScope(s), id), { error: 'Tick the box to rotate the links; nothing was changed.' }));
+    }
+    await rotateLinksOf(deps, actorOf(ctx), id);
+    ctx.status = 303;
+    ctx.redirect(`/console/invoices/${encodeURIComponent(id)}?done=rotated`);
+  });
+
+  /**
+   * Mark paid and void: a confirmation page saying what will happen (GET), then its form (POST):
+   * CSRF (middleware), the ticked box, the step-up, then the API's PATCH service. A refusal
+   * re-renders the confirmation with the message and its status; nothing changed.
+   */
+  const ACTION_PATHS: [InvoiceAction, string, string][] = [['mark_paid', 'mark-paid', 'paid'], ['void', 'void', 'voided']];
+  for (const [action, path, done] of ACTION_PATHS) {
+    router.get(`/console/invoices/:id/${path}`, shell, signedIn, async (ctx: CCtx) => {
+      const s = ctx.state.session!;
+      html(ctx, 200, invoiceActionPage(s, await invoicePageData(deps, sessionScope(s), idParam(ctx)), action));
+    });
+    router.post(`/console/invoices/:id/${path}`, shell, signedIn, csrf, async (ctx: CCtx) => {
+      const s = ctx.state.session!;
+      const form = formOf(ctx);
+      const id = idParam(ctx);
+      const again = async (status: number, error: string) => html(ctx, status, invoiceActionPage(s, await invoicePageData(deps, sessionScope(s), id), action, { error: `${error}; nothing was changed.` }));
+      if (form.get('confirm') !== 'yes') return again(422, 'Tick the confirmation box to confirm');
+      const refused = await stepUp(ctx, form);
+      if (refused) return again(refused.status, refused.message);
+      try {
+        await actOnInvoice(deps, actorOf(ctx), id, action);
+      } catch (err) {
+        // Another account's invoice is a 404 page; the API's refusals (422, 409) are shown on the confirmation.
+        if (!(err instanceof ApiError) || err.status === 404 || err.status >= 500) throw err;
+        return again(err.status, err.message);
+      }
+      ctx.status = 303;
+      ctx.redirect(`/console/invoices/${encodeURIComponent(id)}?done=${done}`);
+    });
+  }
+
+  router.get('/console/payments', shell, signedIn, async (ctx: CCtx) => {
+    const s = ctx.state.session!;
+    html(ctx, 200, paymentsPage(s, await paymentTable(sessionScope(s), pageParam(ctx.query))));
+  });
+
+  router.get('/console/payments/:id', shell, signedIn, async (ctx: CCtx) => {
+    const s = ctx.state.session!;
+    html(ctx, 200, paymentPage(s, await paymentPageData(sessionScope(s), idParam(ctx))));
+  });
 
   // CSV downloads: the same services and CSV presenters as /v1/reports, with the session's scope.
   router.get('/console/reports/mrr.csv', shell, signedIn, async (ctx: CCtx) => {

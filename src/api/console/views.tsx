@@ -12,6 +12,7 @@ import type { CollectionsReport, ReceivablesReport } from '../../presenters/repo
 import type { ClaimEvidence } from '../../services/consoleClaims';
 import type { ConsoleAuditEntryDoc } from '../../models/consoleAuditEntry';
 import { SUBSCRIPTION_STATUSES } from '../../models/subscription';
+import type { CustomerLabel } from '../../services/consoleCustomers';
 
 type Overview = Awaited<ReturnType<typeof overview>>;
 type Table = Awaited<ReturnType<typeof subscriptionTable>>;
@@ -19,11 +20,35 @@ type Lifecycle = Awaited<ReturnType<typeof subscriptionLifecycle>>;
 
 const NAV: [string, string][] = [
   ['/console', 'Overview'],
+  ['/console/customers', 'Customers'],
+  ['/console/invoices', 'Invoices'],
+  ['/console/payments', 'Payments'],
+  ['/console/claims', 'Claims'],
   ['/console/subscriptions', 'Subscriptions'],
   ['/console/receivables', 'Receivables'],
   ['/console/collections', 'Collections'],
-  ['/console/claims', 'Claims'],
 ];
+
+/** Customers' names by id, looked up once per page (services/consoleCustomers.ts customerLabels). */
+export type Labels = Map<string, CustomerLabel>;
+
+/** An id to copy: selected whole by one click. */
+export const CopyId = ({ id }: { id: string }) => <code class="id">{id}</code>;
+
+/**
+ * A customer as every table shows it: name (or email) linking to its page, the email, and the id
+ * to copy. Without a label (deleted, or not looked up) the id alone; without an id the account wallet.
+ */
+export function CustomerCell({ id, label }: { id: string | null | undefined; label?: CustomerLabel | null }) {
+  if (!id) return <>Account wallet</>;
+  if (!label) return <CopyId id={id} />;
+  return (
+    <span class="customer">
+      <a href={`/console/customers/${encodeURIComponent(id)}`}>{label.name ?? label.email ?? id}</a>
+      {label.name && label.email ? <span class="email">{` ${label.email}`}</span> : null} <CopyId id={id} />
+    </span>
+  );
+}
 
 /** The hidden CSRF field of every form of a session. */
 export const Csrf = ({ token }: { token: string }) => <input type="hidden" name="csrf_token" value={token} />;
@@ -170,7 +195,7 @@ export function overviewPage(session: ConsoleSessionView, o: Overview): string {
   return layout('Overview', body, { session, current: '/console', scripts: ['/console/assets/chart.umd.min.js', '/console/assets/console.js'] });
 }
 
-function query(params: Record<string, string | number | undefined>): string {
+export function query(params: Record<string, string | number | undefined>): string {
   const q = new URLSearchParams();
   for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== '') q.set(k, String(v));
   const s = q.toString();
@@ -178,7 +203,7 @@ function query(params: Record<string, string | number | undefined>): string {
 }
 
 /** Rows of a table, or one row saying there are none. */
-function rowsOr<T>(items: T[], row: (item: T, i: number) => ComponentChildren, colspan: number, none: string): ComponentChildren {
+export function rowsOr<T>(items: T[], row: (item: T, i: number) => ComponentChildren, colspan: number, none: string): ComponentChildren {
   return items.length ? items.map(row) : <tr><td colSpan={colspan}>{none}</td></tr>;
 }
 
@@ -208,7 +233,7 @@ export function subscriptionsPage(session: ConsoleSessionView, filter: Subscript
             {rowsOr(t.rows, (r) => (
               <tr>
                 <td><a href={`/console/subscriptions/${encodeURIComponent(r.id)}`}>{r.id}</a></td>
-                <td>{r.customer_email ?? r.customer_id}</td>
+                <td><CustomerCell id={r.customer_id} label={r.customer_email ? { id: r.customer_id, name: r.customer_name ?? null, email: r.customer_email } : null} /></td>
                 <td>{r.status}</td>
                 <td class="num">{r.mrr}</td>
                 <td>{r.next_billing_date?.slice(0, 10) ?? '—'}</td>
@@ -303,13 +328,13 @@ function LifecycleSvg({ l, now }: { l: Lifecycle; now: Date }) {
   );
 }
 
-export function lifecyclePage(session: ConsoleSessionView, l: Lifecycle, temporalLink: string, now = new Date()): string {
+export function lifecyclePage(session: ConsoleSessionView, l: Lifecycle, temporalLink: string, now = new Date(), customer: CustomerLabel | null = null): string {
   const body = (
     <>
       <p><a href="/console/subscriptions">← Subscriptions</a></p>
       <h1>Subscription <span id="sub-id">{l.id}</span></h1>
       <p>
-        Customer {l.customer_id} · status <strong id="sub-status">{l.status}</strong>
+        Customer <CustomerCell id={l.customer_id} label={customer} /> · status <strong id="sub-status">{l.status}</strong>
         {l.next_billing_date ? ` · next billing ${l.next_billing_date.slice(0, 10)}` : ''}
         {l.canceled_at ? ` · canceled ${l.canceled_at.slice(0, 10)}` : ''}
         {' · '}
@@ -400,7 +425,7 @@ export function lifecyclePage(session: ConsoleSessionView, l: Lifecycle, tempora
   return layout(`Subscription ${l.id}`, body, { session, current: '/console/subscriptions' });
 }
 
-export function receivablesPage(session: ConsoleSessionView, r: ReceivablesReport): string {
+export function receivablesPage(session: ConsoleSessionView, r: ReceivablesReport, labels: Labels = new Map()): string {
   const body = (
     <>
       <h1>Receivables <small class="notice">({scopeName(session)}, as of {r.as_of})</small></h1>
@@ -422,7 +447,7 @@ export function receivablesPage(session: ConsoleSessionView, r: ReceivablesRepor
               <tbody>
                 {rowsOr(b.invoices, (i) => (
                   <tr>
-                    <td>{i.id}</td><td>{i.customer_id}</td><td class={`status-${i.status}`}>{i.status}</td><td>{i.due_date}</td>
+                    <td><a href={`/console/invoices/${encodeURIComponent(i.id)}`}>{i.id}</a></td><td><CustomerCell id={i.customer_id} label={labels.get(i.customer_id)} /></td><td class={`status-${i.status}`}>{i.status}</td><td>{i.due_date}</td>
                     <td class="num">{i.days_past_due}</td><td class="num">{i.total_amount}</td><td class="num">{i.balance}</td>
                   </tr>
                 ), 7, 'None.')}
@@ -437,7 +462,7 @@ export function receivablesPage(session: ConsoleSessionView, r: ReceivablesRepor
   return layout('Receivables', body, { session, current: '/console/receivables' });
 }
 
-export function collectionsPage(session: ConsoleSessionView, c: CollectionsReport): string {
+export function collectionsPage(session: ConsoleSessionView, c: CollectionsReport, labels: Labels = new Map()): string {
   const body = (
     <>
       <h1>Collections <small class="notice">({scopeName(session)}, {c.from} to {c.to})</small></h1>
@@ -474,7 +499,7 @@ export function collectionsPage(session: ConsoleSessionView, c: CollectionsRepor
         <table id="credit">
           <thead><tr><th>Customer</th><th class="num">Transactions</th><th class="num">Credit (USD)</th></tr></thead>
           <tbody>
-            {rowsOr(c.unallocated_credit, (u) => <tr><td>{u.customer_id ?? 'Account wallet'}</td><td class="num">{u.transactions}</td><td class="num">{u.amount}</td></tr>, 3, 'None.')}
+            {rowsOr(c.unallocated_credit, (u) => <tr><td><CustomerCell id={u.customer_id} label={u.customer_id ? labels.get(u.customer_id) : null} /></td><td class="num">{u.transactions}</td><td class="num">{u.amount}</td></tr>, 3, 'None.')}
           </tbody>
         </table>
       </div>
@@ -483,19 +508,19 @@ export function collectionsPage(session: ConsoleSessionView, c: CollectionsRepor
   return layout('Collections', body, { session, current: '/console/collections' });
 }
 
-const iso = (d: Date | string | null | undefined) => (d ? new Date(d).toISOString() : '—');
+export const iso = (d: Date | string | null | undefined) => (d ? new Date(d).toISOString() : '—');
 
-const ACTION_WORDS: Record<string, string> = { 'payment_claim.approve': 'approve', 'payment_claim.reject': 'reject' };
+const ACTION_WORDS: Record<string, string> = { 'payment_claim.approve': 'approve', 'payment_claim.reject': 'reject', 'invoice.mark_paid': 'mark paid', 'invoice.void': 'void', 'invoice.rotate_links': 'rotate links' };
 
 /** One console action: when, who, what, the outcome, from where. */
-function auditLine(a: ConsoleAuditEntryDoc, withObject: boolean): string {
+export function auditLine(a: ConsoleAuditEntryDoc, withObject: boolean): string {
   const what = `${ACTION_WORDS[a.action] ?? a.action}${withObject ? ` ${a.object_type.replace('_', ' ')} ${a.object_id}` : ''}`;
   const outcome = a.outcome === 'refused' ? `refused: ${a.detail ?? ''}` : a.outcome;
   return `${iso(a.at)}: ${a.user_email ?? `user ${a.user_id}`} - ${what} - ${outcome}${a.reason ? ` (reason: ${a.reason})` : ''} - from ${a.client_address}`;
 }
 
 /** The step-up field of an action form: a fresh TOTP code when the user has two-factor on, else the password again. */
-function StepUp({ id, twoFactor }: { id: string; twoFactor: boolean }) {
+export function StepUp({ id, twoFactor }: { id: string; twoFactor: boolean }) {
   return twoFactor ? (
     <>
       <label for={id}>New two-factor code</label>
@@ -539,7 +564,7 @@ function ClaimActions({ c, session }: { c: ClaimEvidence['claim']; session: Cons
   );
 }
 
-function ClaimRow({ e, session, audit }: { e: ClaimEvidence; session: ConsoleSessionView; audit: ConsoleAuditEntryDoc[] }) {
+function ClaimRow({ e, session, audit, customer }: { e: ClaimEvidence; session: ConsoleSessionView; audit: ConsoleAuditEntryDoc[]; customer?: CustomerLabel | null }) {
   const c = e.claim;
   const heading = `claim-${c._id}-heading`;
   return (
@@ -547,7 +572,7 @@ function ClaimRow({ e, session, audit }: { e: ClaimEvidence; session: ConsoleSes
       <h2 id={heading}>{`${c.amount} ${c.currency}`} <small class="notice">{`claimed ${iso(c.created_at)}`}</small></h2>
       <dl class="claim-facts">
         <dt>Claim</dt><dd><code>{c._id}</code></dd>
-        <dt>Customer</dt><dd>{c.customer_id}</dd>
+        <dt>Customer</dt><dd><CustomerCell id={c.customer_id} label={customer} /></dd>
         <dt>Sent to</dt><dd><code>{c.to_address}</code></dd>
         <dt>Transaction hash</dt><dd><code class="hash">{c.transaction_id}</code>{e.canonicalHash === null ? <strong class="flag"> (not a valid hash)</strong> : null}</dd>
       </dl>
@@ -593,14 +618,14 @@ export interface ClaimsAudit {
   ofClaims: ConsoleAuditEntryDoc[];
 }
 
-export function claimsPage(session: ConsoleSessionView, queue: ClaimEvidence[], audit: ClaimsAudit = { recent: [], ofClaims: [] }, opts: { error?: string; notice?: string } = {}): string {
+export function claimsPage(session: ConsoleSessionView, queue: ClaimEvidence[], audit: ClaimsAudit = { recent: [], ofClaims: [] }, opts: { error?: string; notice?: string } = {}, labels: Labels = new Map()): string {
   const body = (
     <>
       <h1>Payment claims <small class="notice">({scopeName(session)}, pending)</small></h1>
       {opts.notice ? <p class="notice" id="notice" role="status">{opts.notice}</p> : null}
       {opts.error ? <p class="error" id="error" role="alert">{opts.error}</p> : null}
       <p class="notice" id="claim-count">{`${queue.length} pending claim${queue.length === 1 ? '' : 's'}, oldest first. Beside each, what this service already stored about its payment.`}</p>
-      {queue.map((e) => <ClaimRow e={e} session={session} audit={audit.ofClaims.filter((a) => a.object_id === e.claim._id)} />)}
+      {queue.map((e) => <ClaimRow e={e} session={session} audit={audit.ofClaims.filter((a) => a.object_id === e.claim._id)} customer={labels.get(e.claim.customer_id)} />)}
       <section id="recent-decisions" aria-labelledby="recent-decisions-heading">
         <h2 id="recent-decisions-heading">Recent decisions</h2>
         {audit.recent.length ? (
