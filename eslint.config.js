@@ -16,6 +16,13 @@ const IO_LAYERS_REGEX = '(^|/)(models|services|startup|db|activities|workflows|a
 
 const restricted = (...patterns) => ['error', { patterns }];
 
+/** src/services/<domain>: one folder per domain, beside console/ (built on them) and writes/ (shared by them). */
+const SERVICE_DOMAINS = ['accounts', 'billing', 'crypto', 'reports', 'webhooks'];
+const SERVICES_NO_WORKFLOWS = {
+  regex: '(^|/)workflows(/|$)',
+  message: 'Services start and signal workflows through their clients in src/temporal/clients, never by importing workflow modules.',
+};
+
 module.exports = tseslint.config(
   { ignores: ['node_modules/**', '.tools/**', '.data/**', 'coverage/**', '**/*.js', '**/*.cjs', '**/*.mjs'] },
   {
@@ -67,10 +74,25 @@ module.exports = tseslint.config(
   },
   {
     files: ['src/services/**/*.ts', 'src/services/**/*.tsx'],
+    rules: { '@typescript-eslint/no-restricted-imports': restricted(SERVICES_NO_WORKFLOWS) },
+  },
+  {
+    // The shared write mechanisms (outbox, idempotency, holds, listing, events) serve every domain and know none.
+    files: ['src/services/writes/**/*.ts'],
     rules: {
-      '@typescript-eslint/no-restricted-imports': restricted({
-        regex: '(^|/)workflows(/|$)',
-        message: 'Services start and signal workflows through their clients in src/temporal/clients, never by importing workflow modules.',
+      '@typescript-eslint/no-restricted-imports': restricted(SERVICES_NO_WORKFLOWS, {
+        regex: `(^|/)\\.\\./(${SERVICE_DOMAINS.join('|')}|console)/`,
+        message: 'src/services/writes is shared by the domains: it imports none of them.',
+      }),
+    },
+  },
+  {
+    // The console is built on the domains' services; they never call it.
+    files: SERVICE_DOMAINS.map((d) => `src/services/${d}/**/*.ts`),
+    rules: {
+      '@typescript-eslint/no-restricted-imports': restricted(SERVICES_NO_WORKFLOWS, {
+        regex: '(^|/)\\.\\./console/',
+        message: 'Domain services do not import the console\'s services (the console calls them).',
       }),
     },
   },

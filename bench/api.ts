@@ -5,7 +5,7 @@
 import Koa from 'koa';
 import mongoose from 'mongoose';
 import type { Server } from 'node:http';
-import { createAccount } from '../src/services/accounts';
+import { createAccount } from '../src/services/accounts/accounts';
 import { Customer } from '../src/models/customer';
 import { newId, ID_PREFIX } from '../src/lib/ids';
 import { measure, row, target } from './support';

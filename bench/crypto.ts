@@ -10,7 +10,7 @@
 import { randomBytes } from 'node:crypto';
 import { bech32 } from '@scure/base';
 import { connectDatabase, disconnectDatabase } from '../src/db/connection';
-import { createAccount } from '../src/services/accounts';
+import { createAccount } from '../src/services/accounts/accounts';
 import { CryptoTransaction } from '../src/models/cryptoTransaction';
 import { retryBusy, target } from './support';
 import { cpuBetween, cpuLine, cpuTarget, measureInsertBaseline, readCpu } from './cpu';

@@ -19,11 +19,11 @@ import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { getAddress, JsonRpcProvider, parseEther, Wallet } from 'ethers';
 import { connectDatabase, disconnectDatabase } from '../src/db/connection';
-import { createAccount } from '../src/services/accounts';
+import { createAccount } from '../src/services/accounts/accounts';
 import { ChainCursor, ChainPaymentRecord } from '../src/models/chainPayment';
 import { CryptoAddress } from '../src/models/cryptoAddress';
 import { newId, ID_PREFIX } from '../src/lib/ids';
-import { markWatchedAddressesChanged } from '../src/services/watchedAddresses';
+import { markWatchedAddressesChanged } from '../src/services/crypto/watchedAddresses';
 import { target } from './support';
 import { cpuBetween, cpuLine, readCpu } from './cpu';
 

@@ -5,7 +5,7 @@
  * the same number of plain invoice inserts made straight to the database in this run.
  */
 import { readFileSync } from 'node:fs';
-import { createAccount } from '../src/services/accounts';
+import { createAccount } from '../src/services/accounts/accounts';
 import { Invoice } from '../src/models/invoice';
 import { Subscription } from '../src/models/subscription';
 import { newId, ID_PREFIX } from '../src/lib/ids';

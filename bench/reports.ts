@@ -18,17 +18,17 @@
  * Target: at most x3.
  */
 import { performance } from 'node:perf_hooks';
-import { createAccount } from '../src/services/accounts';
-import { signIn } from '../src/services/consoleSessions';
+import { createAccount } from '../src/services/accounts/accounts';
+import { signIn } from '../src/services/console/consoleSessions';
 import { Subscription } from '../src/models/subscription';
 import { Invoice } from '../src/models/invoice';
 import { CryptoTransaction } from '../src/models/cryptoTransaction';
 import { newId, ID_PREFIX } from '../src/lib/ids';
 import { percentile, pool, target } from './support';
 import { isDeepStrictEqual } from 'node:util';
-import { rebuildRollup } from '../src/services/reportRollups';
-import { receivablesTotals } from '../src/services/reports';
-import { listScopeOf, recountListSlots } from '../src/services/listing';
+import { rebuildRollup } from '../src/services/reports/reportRollups';
+import { receivablesTotals } from '../src/services/reports/reports';
+import { listScopeOf, recountListSlots } from '../src/services/writes/listing';
 import { ListCounter } from '../src/models/listCounter';
 import { bucketOfSeq } from '../src/lib/listWindow';
 

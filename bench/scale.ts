@@ -28,7 +28,7 @@
  * the API at 8 concurrent clients and prints its progress on stderr.
  */
 import { performance } from 'node:perf_hooks';
-import { createAccount } from '../src/services/accounts';
+import { createAccount } from '../src/services/accounts/accounts';
 import { Customer } from '../src/models/customer';
 import { ID_PREFIX, newId } from '../src/lib/ids';
 import { percentile, pool, target } from './support';

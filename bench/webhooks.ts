@@ -15,7 +15,7 @@ import { connectDatabase, disconnectDatabase } from '../src/db/connection';
 import { loadConfig } from '../src/config';
 import { createWebhooksActivities } from '../src/activities/webhooks';
 import { startWebhooksDomain } from '../src/startup/domains/webhooks';
-import { recordEvent } from '../src/services/events';
+import { recordEvent } from '../src/services/writes/events';
 import { WebhookEndpoint } from '../src/models/webhookEndpoint';
 import { newId, ID_PREFIX, randomString } from '../src/lib/ids';
 import { signWebhook } from '../src/cryptography/webhookSignature';

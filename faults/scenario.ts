@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import mongoose from 'mongoose';
 import { connectDatabase, disconnectDatabase } from '../src/db/connection';
-import { createAccount } from '../src/services/accounts';
+import { createAccount } from '../src/services/accounts/accounts';
 import { appProcessSet, ManagedProcess, Runtime } from './stack';
 import { apiClient, ApiClient } from './client';
 

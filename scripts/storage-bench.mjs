@@ -4,7 +4,7 @@
 // document), then finds by _id, updates by _id and finds by an indexed field (email), each for
 // up to BENCH_SECONDS (default 4) or BENCH_OPS (default 2000) operations. Prints ops/s and p50.
 //   node scripts/storage-bench.mjs <mongodb-uri> list
-// A list page as src/services/listing.ts reads it (find + sort created_at/_id desc + skip +
+// A list page as src/services/writes/listing.ts reads it (find + sort created_at/_id desc + skip +
 // limit 25, and countDocuments) for an account of 300 then 3,000 documents, with another
 // account's 5,000 documents in the same collection. Single client; p50 of 20 runs each.
 import { MongoClient } from 'mongodb';

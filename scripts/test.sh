@@ -29,6 +29,9 @@ if [[ -z "${SKIP_TYPECHECK:-}" ]]; then
   (cd "$ROOT" && npx tsc --noEmit)
   log "linting (import cycles and layer rules, eslint.config.js)"
   (cd "$ROOT" && npx eslint .)
+  # ESLint's import/no-cycle skips type-only imports; madge counts them.
+  log "import cycles, type-only imports included (madge)"
+  (cd "$ROOT" && npx madge --circular --no-spinner --extensions ts,tsx src worker.ts)
 else
   skipped "type-checking and linting (SKIP_TYPECHECK is set)"
 fi

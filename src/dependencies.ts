@@ -9,9 +9,9 @@ import type { Config } from './config';
 import type { TemporalContext } from './temporal/context';
 import { temporalWorkflows, Workflows } from './temporal/clients';
 import { Coalescer } from './lib/coalesce';
-import type { WorkflowStartMode } from './services/workflowStarts';
-import { CachedOracle, PriceOracle, priceOracleFromConfig } from './services/priceOracle';
-import { SpotPrices } from './services/spotPrices';
+import type { WorkflowStartMode } from './services/writes/workflowStarts';
+import { CachedOracle, PriceOracle, priceOracleFromConfig } from './services/crypto/priceOracle';
+import { SpotPrices } from './services/crypto/spotPrices';
 
 export interface Dependencies {
   /** Settings: slippage tolerance, payment claims (PUBLIC_URL, CLAIM_*), webhook URL rules, ... */

@@ -1,10 +1,10 @@
 import type { ActivityDeps } from './deps';
-import { ChargeInput, generateSubscriptionInvoice } from '../services/invoices';
-import { markInvoiceOverdue } from '../services/invoiceChanges';
-import { loadSubscriptionForBilling, readSubscription, syncSubscriptionState } from '../services/subscriptions';
+import { ChargeInput, generateSubscriptionInvoice } from '../services/billing/invoices';
+import { markInvoiceOverdue } from '../services/billing/invoiceChanges';
+import { loadSubscriptionForBilling, readSubscription, syncSubscriptionState } from '../services/billing/subscriptions';
 import type { SubscriptionDoc } from '../models/subscription';
 import { createWorkerMetrics } from '../metrics/worker';
-import { rebuildRollup, RebuildOutcome } from '../services/reportRollups';
+import { rebuildRollup, RebuildOutcome } from '../services/reports/reportRollups';
 import type { RollupKind } from '../models/reportRollup';
 
 /** Activities of the billing domain. Each is idempotent: a retry never bills or records twice. */

@@ -2,8 +2,8 @@ import type { ActivityDeps } from './deps';
 import type { CryptoCurrency } from '../cryptocurrency/addresses';
 import type { BlockRef, ChainClient } from '../chains/types';
 import { chainClientFor } from '../chains';
-import { chainSettings, ScanResult, scanChain } from '../services/chainWatcher';
-import { createWatchedAddresses } from '../services/watchedAddresses';
+import { chainSettings, ScanResult, scanChain } from '../services/crypto/chainWatcher';
+import { createWatchedAddresses } from '../services/crypto/watchedAddresses';
 import { createWorkerMetrics } from '../metrics/worker';
 
 /** Activities of on-chain detection. A scan is idempotent: rescanning a block records nothing twice. */
@@ -14,7 +14,7 @@ export function createChainActivities(deps: ActivityDeps) {
     if (!clients.has(currency)) clients.set(currency, chainClientFor(deps.config, currency));
     return clients.get(currency)!;
   };
-  // One copy per worker process: re-read when an address is added or removed (services/watchedAddresses.ts).
+  // One copy per worker process: re-read when an address is added or removed (services/crypto/watchedAddresses.ts).
   const watched = createWatchedAddresses();
   return {
     /** Scans `currency`'s chain after `cursor`; null when the currency is no longer configured (the watcher ends). */

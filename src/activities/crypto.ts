@@ -1,7 +1,7 @@
 import type { ActivityDeps } from './deps';
-import { allocateTransaction, AllocationConflictError, AllocationOutcome } from '../services/allocation';
-import { expirePaymentClaimLink } from '../services/paymentClaimLinks';
-import { PriceUnavailableError } from '../services/priceOracle';
+import { allocateTransaction, AllocationConflictError, AllocationOutcome } from '../services/crypto/allocation';
+import { expirePaymentClaimLink } from '../services/crypto/paymentClaimLinks';
+import { PriceUnavailableError } from '../services/crypto/priceOracle';
 import { AllocationOutcomeLabel, createWorkerMetrics } from '../metrics/worker';
 
 /** Activities of the crypto domain. Each is idempotent: a retry never applies or records twice. */

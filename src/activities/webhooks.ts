@@ -1,7 +1,7 @@
 /**
  * Activities of the webhooks domain: one delivery attempt, ending a delivery, and the
  * retention purge. Each is idempotent: an attempt already recorded is answered from the
- * record instead of being sent again. The database side is services/webhookDeliveries.ts, the
+ * record instead of being sent again. The database side is services/webhooks/webhookDeliveries.ts, the
  * HTTP request lib/outgoingHttp.ts; this file puts them in order and counts what was sent.
  */
 import https from 'node:https';
@@ -22,7 +22,7 @@ import {
   purgeExpiredRecords,
   recordAttempt,
   recordedAttempt,
-} from '../services/webhookDeliveries';
+} from '../services/webhooks/webhookDeliveries';
 import { createWorkerMetrics, WebhookAttemptOutcome } from '../metrics/worker';
 import { AttemptInput, AttemptOutcome, DELIVERY_TIMEOUT_MS } from '../temporal/webhookDefinitions';
 

@@ -13,7 +13,7 @@ import { scopeKey } from '../models/scope';
 import { errorMiddleware } from './middleware/errors';
 import { requestLog } from './middleware/requestLog';
 import { authMiddleware } from './middleware/auth';
-import { sharedTokenReader } from '../services/accounts';
+import { sharedTokenReader } from '../services/accounts/accounts';
 import { CounterStore, memoryCounters, rateLimit } from './middleware/rateLimit';
 import { clientAddress, clientKey, proxyMatcher } from '../lib/network';
 import { idempotency } from './middleware/idempotency';

@@ -1,7 +1,7 @@
 import type { ParameterizedContext } from 'koa';
-import type { AuthContext } from '../services/accounts';
+import type { AuthContext } from '../services/accounts/accounts';
 import type { Scope } from '../models/scope';
-import type { CreateOptions } from '../services/creation';
+import type { CreateOptions } from '../services/writes/creation';
 import { ApiError } from '../lib/errors';
 
 export interface AppState {
@@ -24,7 +24,7 @@ export function scopeOf(ctx: Ctx): Scope {
   return { accountId: auth.accountId, sandbox: auth.sandbox };
 }
 
-/** What a create passes to its service: the Idempotency-Key the request holds (services/creation.ts). */
+/** What a create passes to its service: the Idempotency-Key the request holds (services/writes/creation.ts). */
 export function createOptionsOf(ctx: Ctx): CreateOptions {
   return { idempotencyKeyId: ctx.state.idempotencyKeyId };
 }

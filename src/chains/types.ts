@@ -1,7 +1,7 @@
 /**
  * What the on-chain watcher needs from a node, per currency. Implementations do HTTP only
  * (JSON-RPC for ETH, Esplora for BTC); matching, confirmations and reorgs are decided by the
- * watcher (services/chainWatcher.ts) from these answers.
+ * watcher (services/crypto/chainWatcher.ts) from these answers.
  */
 import type { CryptoCurrency } from '../cryptocurrency/addresses';
 

@@ -9,8 +9,8 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../config';
 import { connectDatabase, disconnectDatabase } from '../db/connection';
 import { ApiError } from '../lib/errors';
-import { createAccount, createTokenFor, revokeToken } from '../services/accounts';
-import { auditTransactionHashes, TransactionHashAudit } from '../services/transactionHashAudit';
+import { createAccount, createTokenFor, revokeToken } from '../services/accounts/accounts';
+import { auditTransactionHashes, TransactionHashAudit } from '../services/crypto/transactionHashAudit';
 
 const USAGE = `usage:
   cli accounts create --email E --password P [--name N] [--totp] [--json]

@@ -1,5 +1,5 @@
 /**
- * Pure arithmetic of bucketed list pages (see src/services/listing.ts). A listed document
+ * Pure arithmetic of bucketed list pages (see src/services/writes/listing.ts). A listed document
  * carries `list_bucket`: its creation sequence number in its (collection, account, scope),
  * divided by the bucket size. A page is found from the buckets' counts alone, newest bucket
  * first, and only the buckets overlapping it are read.

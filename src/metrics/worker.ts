@@ -6,7 +6,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { Logger } from 'pino';
 
-/** The charge kinds a subscription bills (services/invoices.ts ChargeInput). */
+/** The charge kinds a subscription bills (services/billing/invoices.ts ChargeInput). */
 export const INVOICE_KINDS = ['start', 'phase_change', 'renewal'] as const;
 
 export const ALLOCATION_OUTCOMES = ['allocated', 'already_allocated', 'missing', 'conflict', 'price_unavailable', 'error'] as const;

@@ -8,7 +8,7 @@ const accountSchema = new Schema(
     owner_user_id: { type: Number, required: true },
     /** Named sandboxes of this account; each is a separate data scope. */
     sandboxes: { type: [String], default: [] },
-    /** Stepped by each change (a rename through the API, a new sandbox from the CLI), one writer at a time (services/heldWrites.ts). */
+    /** Stepped by each change (a rename through the API, a new sandbox from the CLI), one writer at a time (services/writes/heldWrites.ts). */
     write_version: { type: Number, default: 0 },
   },
   { timestamps, versionKey: false },

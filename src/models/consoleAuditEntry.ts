@@ -6,7 +6,7 @@ export type ConsoleAuditAction = (typeof CONSOLE_AUDIT_ACTIONS)[number];
 export type ConsoleAuditOutcome = (typeof CONSOLE_AUDIT_OUTCOMES)[number];
 
 /**
- * One money-moving action taken in the finance console (src/services/consoleAudit.ts): who (user
+ * One money-moving action taken in the finance console (src/services/console/consoleAudit.ts): who (user
  * id and email as of then), in which account and scope, from which client address (as the app
  * resolved it, trusted proxies applied), on what object, with what reason and outcome: `approved`,
  * `rejected`, `paid`, `voided` or `rotated` when the service did it, `refused` (with the service's message) when it did not.

@@ -22,7 +22,7 @@ const cryptoAddressSchema = new Schema(
 );
 cryptoAddressSchema.index({ account_id: 1, sandbox: 1, currency: 1, address_key: 1 }, { unique: true });
 cryptoAddressSchema.index({ account_id: 1, sandbox: 1, created_at: -1, _id: -1 });
-// The buckets of its list (src/services/listing.ts).
+// The buckets of its list (src/services/writes/listing.ts).
 indexListSlots(cryptoAddressSchema);
 cryptoAddressSchema.index({ wallet_id: 1 });
 // The chain watcher matches a payment to the addresses holding it (currency + address_key).

@@ -17,7 +17,7 @@ const customerSchema = new Schema(
 // Email is unique per account and scope (each sandbox separately).
 customerSchema.index({ account_id: 1, sandbox: 1, email: 1 }, { unique: true });
 customerSchema.index({ account_id: 1, sandbox: 1, created_at: -1, _id: -1 });
-// The buckets of its list (src/services/listing.ts).
+// The buckets of its list (src/services/writes/listing.ts).
 indexListSlots(customerSchema);
 // The console's search: `{ list_scope, search_terms }`, both equalities (GIN companions).
 customerSchema.index({ search_terms: 1 });

@@ -46,7 +46,7 @@ const invoiceSchema = new Schema(
     /**
      * Written true with a change that released part of what crypto paid (line items removed below
      * `amount_paid`: the entries' `released_amount`), false once every transaction it names holds
-     * that credit (services/invoiceChanges.ts releaseInvoiceCredit; its sweeper finds the rest).
+     * that credit (services/billing/invoiceChanges.ts releaseInvoiceCredit; its sweeper finds the rest).
      */
     credit_release_due: { type: Boolean, default: undefined },
   },
@@ -54,7 +54,7 @@ const invoiceSchema = new Schema(
 );
 invoiceSchema.index({ billing_key: 1 }, { unique: true });
 invoiceSchema.index({ account_id: 1, sandbox: 1, created_at: -1, _id: -1 });
-// The buckets of its list (src/services/listing.ts).
+// The buckets of its list (src/services/writes/listing.ts).
 indexListSlots(invoiceSchema);
 invoiceSchema.index({ customer_id: 1, status: 1 });
 invoiceSchema.index({ subscription_id: 1 });

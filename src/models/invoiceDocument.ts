@@ -2,7 +2,7 @@
  * What an invoice's customer-facing documents need stored: the secret of its links (its hosted
  * page `/invoice/<secret>` and its PDF `/invoice/<secret>/pdf`), stored as the payment claim
  * links store theirs (the secret on the link, a lookup keyed by its SHA-256), and its last PDF.
- * Kept apart from the invoice document, which its writers take turns on (services/invoiceChanges.ts).
+ * Kept apart from the invoice document, which its writers take turns on (services/billing/invoiceChanges.ts).
  */
 import { Schema, model, InferSchemaType } from 'mongoose';
 import { timestamps } from './scope';
@@ -10,7 +10,7 @@ import { timestamps } from './scope';
 /**
  * One per invoice, `_id` = the invoice id: its first reader inserts it, and an insert on `_id` is
  * atomic, so concurrent first readers end up with one secret. `write_version`: rotations take
- * turns (services/heldWrites.ts).
+ * turns (services/writes/heldWrites.ts).
  */
 const invoiceLinkSchema = new Schema(
   {

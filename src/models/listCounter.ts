@@ -1,7 +1,7 @@
 import { Schema, model } from 'mongoose';
 
 /**
- * Counters of bucketed lists (src/services/listing.ts), every one read and written by `_id`
+ * Counters of bucketed lists (src/services/writes/listing.ts), every one read and written by `_id`
  * except the per-scope read of a list's bucket counts (`key` equality, pushed down):
  * - head `h|<collection>|<account>|<sandbox or ''>`: `seq` (last creation sequence number
  *   handed out) and `size` (bucket size, fixed when the scope's first document is listed);

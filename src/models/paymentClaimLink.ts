@@ -20,13 +20,13 @@ const paymentClaimLinkSchema = new Schema(
     metadata: { type: String, default: null },
     price_id: { type: String, default: null },
     crypto_payment_claim_id: { type: String, default: null },
-    /** The hold every writer takes (services/heldWrites.ts): submissions and the expiry write one at a time. */
+    /** The hold every writer takes (services/writes/heldWrites.ts): submissions and the expiry write one at a time. */
     write_version: { type: Number, default: 0 },
   },
   { timestamps, versionKey: false },
 );
 paymentClaimLinkSchema.index({ account_id: 1, sandbox: 1, created_at: -1, _id: -1 });
-// The buckets of its list (src/services/listing.ts).
+// The buckets of its list (src/services/writes/listing.ts).
 indexListSlots(paymentClaimLinkSchema);
 // The links of a customer (customer delete).
 paymentClaimLinkSchema.index({ customer_id: 1 });

@@ -20,7 +20,7 @@ const priceSchema = new Schema(
   { timestamps, versionKey: false },
 );
 priceSchema.index({ account_id: 1, sandbox: 1, created_at: -1, _id: -1 });
-// The buckets of its list (src/services/listing.ts).
+// The buckets of its list (src/services/writes/listing.ts).
 indexListSlots(priceSchema);
 priceSchema.index({ product_id: 1 });
 

@@ -11,7 +11,7 @@ const productSchema = new Schema(
   { timestamps, versionKey: false },
 );
 productSchema.index({ account_id: 1, sandbox: 1, created_at: -1, _id: -1 });
-// The buckets of its list (src/services/listing.ts).
+// The buckets of its list (src/services/writes/listing.ts).
 indexListSlots(productSchema);
 
 export type ProductDoc = InferSchemaType<typeof productSchema> & { _id: string; created_at: Date; updated_at: Date };

@@ -46,14 +46,14 @@ const subscriptionSchema = new Schema(
     /** Kept by the subscription workflow (the single owner of billing state). */
     active_phase_index: { type: Number, default: null },
     next_billing_date: { type: Date, default: null },
-    /** Stepped by each change (the API's and the workflow's state), one writer at a time (services/heldWrites.ts). */
+    /** Stepped by each change (the API's and the workflow's state), one writer at a time (services/writes/heldWrites.ts). */
     write_version: { type: Number, default: 0 },
     phases: { type: [phaseSchema], default: [] },
   },
   { timestamps, versionKey: false },
 );
 subscriptionSchema.index({ account_id: 1, sandbox: 1, created_at: -1, _id: -1 });
-// The buckets of its list (src/services/listing.ts).
+// The buckets of its list (src/services/writes/listing.ts).
 indexListSlots(subscriptionSchema);
 subscriptionSchema.index({ customer_id: 1 });
 subscriptionSchema.index({ 'phases.items.price_id': 1 });

@@ -14,7 +14,7 @@ const walletSchema = new Schema(
 // One wallet per owner and scope.
 walletSchema.index({ owner_type: 1, owner_id: 1, sandbox: 1 }, { unique: true });
 walletSchema.index({ account_id: 1, sandbox: 1, created_at: -1, _id: -1 });
-// The buckets of its list (src/services/listing.ts).
+// The buckets of its list (src/services/writes/listing.ts).
 indexListSlots(walletSchema);
 // The wallets of an owner (customer delete, pay page): the unique index above leads with owner_type.
 walletSchema.index({ owner_id: 1 });

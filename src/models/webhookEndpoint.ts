@@ -18,13 +18,13 @@ const webhookEndpointSchema = new Schema(
     signing_secret: { type: String, required: true },
     /** Why the service disabled it (a connection error on delivery); null when enabled or disabled by PUT. */
     disabled_reason: { type: String, default: null },
-    /** Stepped by each change (the API's and the worker's auto-disable), one writer at a time (services/heldWrites.ts). */
+    /** Stepped by each change (the API's and the worker's auto-disable), one writer at a time (services/writes/heldWrites.ts). */
     write_version: { type: Number, default: 0 },
   },
   { timestamps, versionKey: false, minimize: false },
 );
 webhookEndpointSchema.index({ account_id: 1, sandbox: 1, created_at: -1, _id: -1 });
-// The buckets of its list (src/services/listing.ts).
+// The buckets of its list (src/services/writes/listing.ts).
 indexListSlots(webhookEndpointSchema);
 
 export type WebhookEndpointDoc = InferSchemaType<typeof webhookEndpointSchema> & {

@@ -1,7 +1,7 @@
 import { Schema, model, InferSchemaType } from 'mongoose';
 
 /**
- * The workflow-start outbox (services/workflowStarts.ts): one document per workflow start (or
+ * The workflow-start outbox (services/writes/workflowStarts.ts): one document per workflow start (or
  * signal-with-start) a service asked for. `started` false means Temporal has not confirmed it
  * yet; the sweeper filters on that boolean, which FerretDB pushes down to its index (like
  * `events.dispatched`). Started ones are kept a day, then purged by the sweeper.

@@ -1,7 +1,7 @@
 import { AmountMismatchDoc, CryptoTransactionDoc } from '../models/cryptoTransaction';
 import { iso } from './common';
 
-/** `mismatch`: the chain's amount when it contradicts the recorded one (services/cryptoTransactions.ts). */
+/** `mismatch`: the chain's amount when it contradicts the recorded one (services/crypto/cryptoTransactions.ts). */
 export function presentCryptoTransaction(t: CryptoTransactionDoc, mismatch: AmountMismatchDoc | null = null) {
   return {
     id: t._id,

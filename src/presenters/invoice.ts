@@ -1,7 +1,7 @@
 import { InvoiceDoc } from '../models/invoice';
 import { iso } from './common';
 
-/** An invoice's customer-facing links, named as Stripe names them (services/invoiceLinks.ts makes them). */
+/** An invoice's customer-facing links, named as Stripe names them (services/billing/invoiceLinks.ts makes them). */
 export interface InvoiceDocumentUrls {
   /** `<PUBLIC_URL>/invoice/<secret>`: the hosted page, where the customer sees and pays it. */
   hosted_invoice_url: string;

@@ -6,7 +6,7 @@
  * invoice first, so with older ones open the page says so and asks for their balances too. The
  * pay page's script enhances it the same way (copy buttons, live status, refreshed estimates).
  */
-import type { PublicInvoice } from '../services/invoiceDocuments';
+import type { PublicInvoice } from '../services/billing/invoiceDocuments';
 import { InvoicesDueTable, PayOptions, PayPageScript, paymentDocument, StatusBox } from './paymentPage';
 
 /** What the page shows: an invoice, or none (a secret that opens nothing). */

@@ -7,7 +7,7 @@
  * copy buttons, a countdown, live status by polling, the proof of work for the claim.
  */
 import type { ComponentChild } from 'preact';
-import type { ClosedPublicLink, PublicPaymentClaimLink } from '../services/publicPaymentClaimLinks';
+import type { ClosedPublicLink, PublicPaymentClaimLink } from '../services/crypto/publicPaymentClaimLinks';
 import { InvoicesDueTable, PayOptions, PayPageScript, paymentDocument, StatusBox } from './paymentPage';
 
 export { payPageContentSecurityPolicy, scriptIntegrity } from './paymentPage';

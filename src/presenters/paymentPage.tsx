@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import type { ComponentChildren } from 'preact';
 import { InlineStyle, PageMeta, renderDocument } from '../lib/html';
 import { paymentStatusText, PaymentStatus } from '../cryptocurrency/paymentStatus';
-import type { paymentOptions } from '../services/paymentOptions';
+import type { paymentOptions } from '../services/crypto/paymentOptions';
 
 export interface PayPageScript {
   /** Path the page loads it from, and its SRI value (`sha256-<base64>`), also allowed by the CSP. */

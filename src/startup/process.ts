@@ -10,7 +10,7 @@ import { connectDatabase } from '../db/connection';
 import { clientTransportOf, connectTemporal, TemporalHandle } from '../temporal/client';
 import { createDependencies } from '../dependencies';
 import { startDomains } from './runtime';
-import { backfillListedCollections } from '../services/listedCollections';
+import { backfillListedCollections } from '../services/writes/listedCollections';
 
 export function loadConfigOrExit(role: ProcessRole): Config {
   try {

@@ -4,7 +4,7 @@ import { client, newAccount, startTestApi, TestApi } from '../support/api';
 import { waitFor } from '../support/wait';
 import { ApiToken } from '../../src/models/apiToken';
 import { User } from '../../src/models/user';
-import { createAccount, createTokenFor, revokeToken, spendOtpStep, verifySignIn } from '../../src/services/accounts';
+import { createAccount, createTokenFor, revokeToken, spendOtpStep, verifySignIn } from '../../src/services/accounts/accounts';
 import { currentOtp } from '../../src/cryptography/totp';
 import { hashToken } from '../../src/cryptography/tokens';
 import { verifyPassword } from '../../src/cryptography/password';

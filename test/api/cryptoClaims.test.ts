@@ -8,14 +8,14 @@ import { PaymentClaim, PaymentClaimDecision } from '../../src/models/paymentClai
 import { CryptoTransaction } from '../../src/models/cryptoTransaction';
 import { CryptoAddress } from '../../src/models/cryptoAddress';
 import { ChainCursor, ChainPaymentRecord } from '../../src/models/chainPayment';
-import { claimTransactionId } from '../../src/services/paymentClaims';
-import { submitPaymentClaim } from '../../src/services/paymentClaimSubmission';
+import { claimTransactionId } from '../../src/services/crypto/paymentClaims';
+import { submitPaymentClaim } from '../../src/services/crypto/paymentClaimSubmission';
 import { testDependencies } from '../support/dependencies';
-import { claimChallengeHmacKey, createClaimChallenge, verifyClaimSolution } from '../../src/services/claimChallenges';
+import { claimChallengeHmacKey, createClaimChallenge, verifyClaimSolution } from '../../src/services/crypto/claimChallenges';
 import { ConfigError, loadConfig } from '../../src/config';
 import type { TemporalContext } from '../../src/temporal/context';
 import { claimLinkWorkflows } from '../../src/temporal/clients/claimLink';
-import { createWorkflowStarts } from '../../src/services/workflowStarts';
+import { createWorkflowStarts } from '../../src/services/writes/workflowStarts';
 import pino from 'pino';
 import { BTC_BECH32, ETH_EIP55, ETH_EIP55_2, customerWithWallet, invoiceOf, txHash } from '../crypto/helpers';
 

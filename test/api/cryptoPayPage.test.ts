@@ -13,8 +13,8 @@ import { newAccount, startTestApi, TestApi } from '../support/api';
 import { BTC_BECH32, ETH_EIP55, customerWithWallet, invoiceOf, txHash } from '../crypto/helpers';
 import { ChainCursor, ChainPaymentRecord } from '../../src/models/chainPayment';
 import { CryptoAddress } from '../../src/models/cryptoAddress';
-import { FixedRateOracle } from '../../src/services/priceOracle';
-import { SpotPrices } from '../../src/services/spotPrices';
+import { FixedRateOracle } from '../../src/services/crypto/priceOracle';
+import { SpotPrices } from '../../src/services/crypto/spotPrices';
 import { SPOT_REFRESH_MS } from '../../src/cryptocurrency/priceFreshness';
 import { SwitchableOracle } from '../support/dependencies';
 

@@ -17,7 +17,7 @@ import { connectDatabase, disconnectDatabase, pingDatabase } from '../../src/db/
 import { Customer } from '../../src/models/customer';
 import { IdempotencyKey } from '../../src/models/idempotencyKey';
 import { isDatabaseUnavailable } from '../../src/models/errors';
-import { completeKeyLater, reserveKey } from '../../src/services/idempotency';
+import { completeKeyLater, reserveKey } from '../../src/services/writes/idempotency';
 import mongoose from 'mongoose';
 
 // The driver mongoose runs on (not a dependency of its own here).

@@ -1,16 +1,16 @@
 /**
- * Idempotency keys (src/services/idempotency.ts, src/api/middleware/idempotency.ts): what is
+ * Idempotency keys (src/services/writes/idempotency.ts, src/api/middleware/idempotency.ts): what is
  * kept and who may complete a reservation. The basic replay rules are in http.test.ts.
  */
 import { useTestDatabase } from '../support/db';
 import { client, newAccount, startTestApi, TestApi } from '../support/api';
 import type { TemporalContext } from '../../src/temporal/context';
 import { allocationWorkflows } from '../../src/temporal/clients/allocation';
-import { createWorkflowStarts } from '../../src/services/workflowStarts';
-import { allocateTransaction } from '../../src/services/allocation';
+import { createWorkflowStarts } from '../../src/services/writes/workflowStarts';
+import { allocateTransaction } from '../../src/services/crypto/allocation';
 import { testDependencies } from '../support/dependencies';
 import pino from 'pino';
-import { completeKey, reserveKey, Reservation } from '../../src/services/idempotency';
+import { completeKey, reserveKey, Reservation } from '../../src/services/writes/idempotency';
 import { IdempotencyKey } from '../../src/models/idempotencyKey';
 import { BTC_P2PKH, ETH_EIP55_2, customerWithWallet, invoiceOf, txHash } from '../crypto/helpers';
 import { Product } from '../../src/models/product';

@@ -14,7 +14,7 @@ import { BTC_BECH32, customerWithWallet, invoiceOf, txHash } from '../crypto/hel
 import { Event, EventDoc } from '../../src/models/event';
 import { Invoice } from '../../src/models/invoice';
 import { InvoiceLink, InvoiceLinkSecret, InvoicePdf } from '../../src/models/invoiceDocument';
-import { rotateInvoiceLinks } from '../../src/services/invoiceDocuments';
+import { rotateInvoiceLinks } from '../../src/services/billing/invoiceDocuments';
 
 const PUBLIC_URL = 'https://billing.example.test';
 useTestDatabase();

@@ -1,11 +1,11 @@
 /**
- * Bucketed list pages (src/services/listing.ts) with a bucket size of 4, so pages of 25 span
+ * Bucketed list pages (src/services/writes/listing.ts) with a bucket size of 4, so pages of 25 span
  * several buckets: every page and its pagination equal the plain newest-first answer, across
  * creates, deletes, counters gone wrong, concurrent creates and the start-up backfill.
  */
 import { useTestDatabase } from '../support/db';
 import { newAccount, startTestApi, TestApi, Client } from '../support/api';
-import { setListBucketSize, backfillListSlots } from '../../src/services/listing';
+import { setListBucketSize, backfillListSlots } from '../../src/services/writes/listing';
 import { ListCounter } from '../../src/models/listCounter';
 import { Product } from '../../src/models/product';
 import { Customer } from '../../src/models/customer';

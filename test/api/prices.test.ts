@@ -4,8 +4,8 @@ import { BTC_BECH32, customerWithWallet, invoiceOf, txHash } from '../crypto/hel
 import { Invoice } from '../../src/models/invoice';
 import { Event } from '../../src/models/event';
 import { CryptoTransaction } from '../../src/models/cryptoTransaction';
-import { releaseInvoiceCredit } from '../../src/services/invoiceChanges';
-import { allocateManually } from '../../src/services/allocation';
+import { releaseInvoiceCredit } from '../../src/services/billing/invoiceChanges';
+import { allocateManually } from '../../src/services/crypto/allocation';
 import { testDependencies } from '../support/dependencies';
 import { RACE_ROUNDS, raceOffset } from '../support/race';
 

@@ -10,7 +10,7 @@ import { devServerAddress } from '../support/temporal';
 import { closedPort } from '../support/httpsReceiver';
 import { waitFor } from '../support/wait';
 import { client } from '../support/api';
-import { createAccount } from '../../src/services/accounts';
+import { createAccount } from '../../src/services/accounts/accounts';
 
 const db = useTestDatabase();
 const root = path.join(__dirname, '..', '..');

@@ -14,7 +14,7 @@ import { newAccount, startTestApi, TestApi } from '../support/api';
 import { testDependencies } from '../support/dependencies';
 import { customerWithWallet } from '../crypto/helpers';
 import { EsploraClient } from '../../src/chains/esplora';
-import { scanChain } from '../../src/services/chainWatcher';
+import { scanChain } from '../../src/services/crypto/chainWatcher';
 import { ChainPaymentRecord } from '../../src/models/chainPayment';
 import { CryptoTransaction } from '../../src/models/cryptoTransaction';
 

@@ -12,7 +12,7 @@ import { startDevChain, DevChain, newEthAddress } from '../support/devChain';
 import { waitFor } from '../support/wait';
 import { customerWithWallet, invoiceOf } from '../crypto/helpers';
 import { loadConfig } from '../../src/config';
-import { ensureChainWatchers } from '../../src/services/chainWatcher';
+import { ensureChainWatchers } from '../../src/services/crypto/chainWatcher';
 import { workflowIds } from '../../src/temporal/workflowIds';
 import { chainCursorQuery } from '../../src/temporal/cryptoDefinitions';
 import { Event } from '../../src/models/event';

@@ -3,7 +3,7 @@
  * against the test database: accounts, tokens (which the API then accepts or refuses), bad
  * arguments (usage, exit 2, no database needed), and a database that is down (exit 1 within
  * DB_UNAVAILABLE_TIMEOUT_MS). The `transactions canonical-hashes` command is run by
- * test/services/transactionHashAudit.test.ts.
+ * test/services/crypto/transactionHashAudit.test.ts.
  */
 import { execFile } from 'node:child_process';
 import { createServer } from 'node:net';

@@ -16,7 +16,7 @@ import { Event } from '../../src/models/event';
 import { Customer } from '../../src/models/customer';
 import { ConsoleAuditEntry } from '../../src/models/consoleAuditEntry';
 import { currentOtp } from '../../src/cryptography/totp';
-import { findInvoiceBySecret } from '../../src/services/invoiceLinks';
+import { findInvoiceBySecret } from '../../src/services/billing/invoiceLinks';
 import { AUTH_LIMITS, AuthThrottle } from '../../src/api/auth/throttle';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports

@@ -15,7 +15,7 @@ import { claimsPage, collectionsPage, errorPage, lifecyclePage, overviewPage, re
 import { renderPayPage, scriptIntegrity } from '../../src/presenters/payPage';
 import type { OpenPublicLink } from '../../src/presenters/payPage';
 import { renderErrors, renderReference } from '../../src/api/docs/render';
-import type { ConsoleSessionView } from '../../src/services/consoleSessions';
+import type { ConsoleSessionView } from '../../src/services/console/consoleSessions';
 import { customerPage, customersPage, invoiceActionPage, invoicePage, invoicesPage, paymentPage, paymentsPage } from '../../src/api/console/dailyViews';
 
 const PAYLOADS = ['<script>alert(1)</script>', '"onload="alert(2)', "'><img src=x onerror=alert(3)>", '</script><script>alert(4)</script>'];

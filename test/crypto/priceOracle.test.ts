@@ -8,12 +8,12 @@ import {
   FixedRateOracle,
   PriceUnavailableError,
   priceOracleFromConfig,
-} from '../../src/services/priceOracle';
+} from '../../src/services/crypto/priceOracle';
 import { ConfigError, loadConfig } from '../../src/config';
 import { createDependencies } from '../../src/dependencies';
-import { SpotPrices } from '../../src/services/spotPrices';
+import { SpotPrices } from '../../src/services/crypto/spotPrices';
 import { PRICE_FAILURE_BACKOFF_MS, SPOT_MAX_AGE_MS, SPOT_REFRESH_MS } from '../../src/cryptocurrency/priceFreshness';
-import type { PriceOracle } from '../../src/services/priceOracle';
+import type { PriceOracle } from '../../src/services/crypto/priceOracle';
 import { useTestDatabase } from '../support/db';
 import { client, newAccount, startTestApi } from '../support/api';
 import { BTC_BECH32, customerWithWallet, invoiceOf, txHash } from './helpers';

@@ -15,7 +15,7 @@ import { agingTotalsFromRollup, collectionsFromRollup, collectionsRollup, mrrFro
 import { allocatePayment } from '../../src/cryptocurrency/allocation';
 import { usdValue } from '../../src/cryptocurrency/amounts';
 import { sumAmounts, subtractAmounts } from '../../src/billing/money';
-import { CoinGeckoOracle } from '../../src/services/priceOracle';
+import { CoinGeckoOracle } from '../../src/services/crypto/priceOracle';
 import { centsText, DECIMALS, refAging, refCollections, refHistory, RefEvent, refMrr, RefSubscription, unitsText } from './model';
 
 const DAY = 86_400_000;
@@ -136,7 +136,7 @@ interface StoredInvoice {
   status: 'pending' | 'paid';
 }
 
-/** The timeline through the production pieces, as services/allocation.ts runs them: the stored documents it leaves. */
+/** The timeline through the production pieces, as services/crypto/allocation.ts runs them: the stored documents it leaves. */
 async function production(events: RefEvent[], slippage: string) {
   const oracle = new CoinGeckoOracle('https://prices.test/api/v3');
   const invoices: StoredInvoice[] = [];
@@ -230,7 +230,7 @@ describe('reports against the reference model', () => {
         const ref = refHistory(events, priceCents(prices), ppm);
         const prod = await production(events, slippage);
 
-        // Aging on `asOf`, of the invoices created by then (services/reports.ts `receivables`).
+        // Aging on `asOf`, of the invoices created by then (services/reports/reports.ts `receivables`).
         const wantAging = refAging(ref.invoices, asOf);
         const end = Date.parse(`${asOf}T00:00:00Z`) + DAY;
         const openByThen: OpenInvoice[] = prod.open.filter((i) => i.created_at.getTime() < end).map((i) => ({ id: i.id, customer_id: i.customer_id, status: i.status, due_date: i.due_date, total_amount: i.total_amount, amount_paid: i.amount_paid }));

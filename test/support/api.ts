@@ -2,7 +2,7 @@
 import type { Server } from 'node:http';
 import { createApp, AppDeps } from '../../src/api/app';
 import { httpServer } from '../../src/api/httpServer';
-import { createAccount } from '../../src/services/accounts';
+import { createAccount } from '../../src/services/accounts/accounts';
 import { startDomains } from '../../src/startup/runtime';
 import type { TemporalContext } from '../../src/temporal/context';
 import { testDependencies, TestDependencyOptions } from './dependencies';

@@ -9,11 +9,11 @@ import type { Dependencies } from '../../src/dependencies';
 import { loadConfig } from '../../src/config';
 import { temporalWorkflows, Workflows } from '../../src/temporal/clients';
 import type { TemporalContext } from '../../src/temporal/context';
-import { CachedOracle, FixedRateOracle, PriceOracle, priceOracleFromConfig, PriceUnavailableError } from '../../src/services/priceOracle';
+import { CachedOracle, FixedRateOracle, PriceOracle, priceOracleFromConfig, PriceUnavailableError } from '../../src/services/crypto/priceOracle';
 import type { CryptoCurrency } from '../../src/cryptocurrency/addresses';
-import { SpotPrices } from '../../src/services/spotPrices';
-import { allocateTransaction, AllocationConflictError } from '../../src/services/allocation';
-import { NO_START } from '../../src/services/workflowStarts';
+import { SpotPrices } from '../../src/services/crypto/spotPrices';
+import { allocateTransaction, AllocationConflictError } from '../../src/services/crypto/allocation';
+import { NO_START } from '../../src/services/writes/workflowStarts';
 import { ApiError } from '../../src/lib/errors';
 
 export interface TestDependencyOptions extends Partial<Dependencies> {

@@ -14,7 +14,7 @@ import { workflowsPath } from '../support/workflows';
 import { createWebhooksActivities } from '../../src/activities/webhooks';
 import { startDeliveryWorkflow } from '../../src/temporal/clients/webhookDelivery';
 import { WebhookDelivery } from '../../src/models/webhookDelivery';
-import { insertDeliveryRecord } from '../../src/services/webhookDispatch';
+import { insertDeliveryRecord } from '../../src/services/webhooks/webhookDispatch';
 import { waitFor } from '../support/wait';
 
 useTestDatabase();

@@ -1,6 +1,6 @@
 /**
  * Writes keep answering 2xx while Temporal is down, and every workflow they asked for is started
- * once it is back (the workflow-start outbox, services/workflowStarts.ts). This file runs its own
+ * once it is back (the workflow-start outbox, services/writes/workflowStarts.ts). This file runs its own
  * Temporal dev server, stops it, creates an invoice, a subscription, a payment claim link and a
  * manual crypto transaction through the API, starts the server again with a worker, and sees the
  * sweepers start the due-date, subscription and link workflows (from their intents) and the
@@ -20,7 +20,7 @@ import type { Dependencies } from '../../src/dependencies';
 import { testDependencies } from '../support/dependencies';
 import { workflowIds } from '../../src/temporal/workflowIds';
 import { startWorkflowStartsDomain } from '../../src/startup/domains/workflowStarts';
-import { START_DEADLINE_MS, sweepWorkflowStarts } from '../../src/services/workflowStarts';
+import { START_DEADLINE_MS, sweepWorkflowStarts } from '../../src/services/writes/workflowStarts';
 import { WorkflowStart } from '../../src/models/workflowStart';
 import { CryptoTransaction } from '../../src/models/cryptoTransaction';
 import { overdueAt } from '../../src/billing/dueDate';

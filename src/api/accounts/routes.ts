@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import type { AppState, Ctx } from '../context';
 import { compile, idParam, pageQuery } from '../validation';
-import { getAccount, listAccounts, renameAccount } from '../../services/accounts';
+import { getAccount, listAccounts, renameAccount } from '../../services/accounts/accounts';
 
 export const updateAccountBody = compile<{ name: string }>({
   type: 'object',

@@ -4,7 +4,7 @@ import type { AppState, Ctx } from '../context';
 import { ApiError, AuthFlowError } from '../../lib/errors';
 import { authBody } from './schema';
 import { AuthBusyError, AuthThrottle, SignInAttempt } from './throttle';
-import { authenticate, loginEmail, me } from '../../services/accounts';
+import { authenticate, loginEmail, me } from '../../services/accounts/accounts';
 import { isDatabaseUnavailable } from '../../models/errors';
 
 /** What refused a sign-in: throttling (429), or too many checks already running (503). */

@@ -5,11 +5,11 @@
  * payment's allocation). Server-rendered JSX like the rest (every value escaped), no script.
  */
 import type { ComponentChildren } from 'preact';
-import type { ConsoleSessionView } from '../../services/consoleSessions';
-import type { customerPage as customerPageData, CustomerRow } from '../../services/consoleCustomers';
-import type { InvoiceFilter, InvoicePage, invoicePage as invoicePageData } from '../../services/consoleInvoices';
-import type { PaymentRow, paymentPage as paymentPageData } from '../../services/consolePayments';
-import type { InvoiceAction } from '../../services/consoleAudit';
+import type { ConsoleSessionView } from '../../services/console/consoleSessions';
+import type { customerPage as customerPageData, CustomerRow } from '../../services/console/consoleCustomers';
+import type { InvoiceFilter, InvoicePage, invoicePage as invoicePageData } from '../../services/console/consoleInvoices';
+import type { PaymentRow, paymentPage as paymentPageData } from '../../services/console/consolePayments';
+import type { InvoiceAction } from '../../services/console/consoleAudit';
 import type { Pagination } from '../../lib/pagination';
 import { INVOICE_STATUSES } from '../../models/invoice';
 import { auditLine, CopyId, Csrf, CustomerCell, layout, query, rowsOr, scopeName, StepUp } from './views';

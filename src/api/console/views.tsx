@@ -6,13 +6,13 @@
  */
 import type { ComponentChildren } from 'preact';
 import { JsonBlock, PageMeta, renderDocument } from '../../lib/html';
-import type { ConsoleSessionView } from '../../services/consoleSessions';
-import type { overview, subscriptionLifecycle, subscriptionTable, SubscriptionFilter } from '../../services/console';
+import type { ConsoleSessionView } from '../../services/console/consoleSessions';
+import type { overview, subscriptionLifecycle, subscriptionTable, SubscriptionFilter } from '../../services/console/console';
 import type { CollectionsReport, ReceivablesReport } from '../../presenters/reports';
-import type { ClaimEvidence } from '../../services/consoleClaims';
+import type { ClaimEvidence } from '../../services/console/consoleClaims';
 import type { ConsoleAuditEntryDoc } from '../../models/consoleAuditEntry';
 import { SUBSCRIPTION_STATUSES } from '../../models/subscription';
-import type { CustomerLabel } from '../../services/consoleCustomers';
+import type { CustomerLabel } from '../../services/console/consoleCustomers';
 
 type Overview = Awaited<ReturnType<typeof overview>>;
 type Table = Awaited<ReturnType<typeof subscriptionTable>>;
@@ -29,7 +29,7 @@ const NAV: [string, string][] = [
   ['/console/collections', 'Collections'],
 ];
 
-/** Customers' names by id, looked up once per page (services/consoleCustomers.ts customerLabels). */
+/** Customers' names by id, looked up once per page (services/console/consoleCustomers.ts customerLabels). */
 export type Labels = Map<string, CustomerLabel>;
 
 /** An id to copy: selected whole by one click. */

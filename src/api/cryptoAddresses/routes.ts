@@ -3,7 +3,7 @@ import type { RouteDeps } from '../routeDeps';
 import type { AppState, Ctx } from '../context';
 import { scopeOf, createOptionsOf } from '../context';
 import { compile, idParam, pageQuery, s } from '../validation';
-import { CryptoAddressInput, createCryptoAddress, deleteCryptoAddress, getCryptoAddress, listCryptoAddresses } from '../../services/cryptoAddresses';
+import { CryptoAddressInput, createCryptoAddress, deleteCryptoAddress, getCryptoAddress, listCryptoAddresses } from '../../services/crypto/cryptoAddresses';
 
 /**
  * `currency` is the quick-start alias of `currency_code`: one of the two is required, a missing one

@@ -9,7 +9,7 @@ import {
   createManualAllocation,
   getCryptoTransaction,
   listCryptoTransactions,
-} from '../../services/cryptoTransactions';
+} from '../../services/crypto/cryptoTransactions';
 
 /** `currency` is the quick-start alias of `currency_code`: one of the two is required (see cryptoAddresses). */
 export const createBody = compile<CryptoTransactionInput>({

@@ -4,8 +4,8 @@ import type { AppState, Ctx } from '../context';
 import { scopeOf, createOptionsOf } from '../context';
 import { idParam, pageQuery } from '../validation';
 import { createCustomerBody, updateCustomerBody } from './schema';
-import { createCustomer, getCustomer, listCustomers, updateCustomer } from '../../services/customers';
-import { deleteCustomer } from '../../services/customerDeletion';
+import { createCustomer, getCustomer, listCustomers, updateCustomer } from '../../services/billing/customers';
+import { deleteCustomer } from '../../services/billing/customerDeletion';
 
 export function customerRoutes(router: Router<AppState>, deps: RouteDeps) {
   router.get('/customers', async (ctx: Ctx) => {

@@ -1,5 +1,5 @@
 import { compile, s } from '../validation';
-import type { CustomerInput } from '../../services/customers';
+import type { CustomerInput } from '../../services/billing/customers';
 
 const nameField = { type: ['string', 'null'], maxLength: 200 };
 

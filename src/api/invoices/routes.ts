@@ -4,8 +4,8 @@ import type { AppState, Ctx } from '../context';
 import { scopeOf, createOptionsOf } from '../context';
 import { idParam } from '../validation';
 import { createInvoiceBody, listInvoicesQuery, updateInvoiceBody } from './schema';
-import { createInvoice, deleteInvoice, getInvoice, listInvoices } from '../../services/invoices';
-import { updateInvoice } from '../../services/invoiceChanges';
+import { createInvoice, deleteInvoice, getInvoice, listInvoices } from '../../services/billing/invoices';
+import { updateInvoice } from '../../services/billing/invoiceChanges';
 
 export function invoiceRoutes(router: Router<AppState>, deps: RouteDeps) {
   router.get('/invoices', async (ctx: Ctx) => {

@@ -1,6 +1,6 @@
 import { compile, compileQuery, s } from '../validation';
 import { INVOICE_STATUSES } from '../../models/invoice';
-import type { InvoiceInput } from '../../services/invoices';
+import type { InvoiceInput } from '../../services/billing/invoices';
 
 const status = { type: 'string', enum: INVOICE_STATUSES };
 const dueDate = { type: 'string', maxLength: 10 };

@@ -1,6 +1,6 @@
 import type { Next } from 'koa';
 import { ApiError } from '../../lib/errors';
-import { resolveToken, TokenReader } from '../../services/accounts';
+import { resolveToken, TokenReader } from '../../services/accounts/accounts';
 import type { Ctx } from '../context';
 
 /** `Authorization: Bearer <token>` or `token <token>` (also `Token token="<token>"`). */

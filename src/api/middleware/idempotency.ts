@@ -1,7 +1,7 @@
 import type { Next } from 'koa';
 import { ApiError } from '../../lib/errors';
 import { isDatabaseUnavailable } from '../../models/errors';
-import { completeKey, completeKeyLater, reserveKey } from '../../services/idempotency';
+import { completeKey, completeKeyLater, reserveKey } from '../../services/writes/idempotency';
 import { scopeOf, type Ctx } from '../context';
 import { renderError } from './errors';
 

@@ -8,7 +8,7 @@ import { projectPath } from '../../lib/projectRoot';
 import type Router from '@koa/router';
 import type { AppState, Ctx } from '../context';
 import type { RouteDeps } from '../routeDeps';
-import { findPublicPaymentClaimLink, payPageQrUri } from '../../services/publicPaymentClaimLinks';
+import { findPublicPaymentClaimLink, payPageQrUri } from '../../services/crypto/publicPaymentClaimLinks';
 import { PayPageScript, PayPageView, renderPayPage, scriptIntegrity } from '../../presenters/payPage';
 import { qrQuery, sendPaymentPage, sendQrCode } from './pageResponses';
 

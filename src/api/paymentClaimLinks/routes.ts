@@ -9,7 +9,7 @@ import {
   deletePaymentClaimLink,
   getPaymentClaimLink,
   listPaymentClaimLinks,
-} from '../../services/paymentClaimLinks';
+} from '../../services/crypto/paymentClaimLinks';
 
 /** `max_uses` is any integer here; the service answers the spec's "Max uses must be greater than 0". */
 export const createBody = compile<PaymentClaimLinkInput>({

@@ -4,7 +4,7 @@ import type { AppState, Ctx } from '../context';
 import { scopeOf } from '../context';
 import { compile, compileQuery, idParam, s } from '../validation';
 import { CLAIM_STATUSES, ClaimStatus } from '../../models/paymentClaim';
-import { approvePaymentClaim, getPaymentClaim, listPaymentClaims, rejectPaymentClaim } from '../../services/paymentClaims';
+import { approvePaymentClaim, getPaymentClaim, listPaymentClaims, rejectPaymentClaim } from '../../services/crypto/paymentClaims';
 import { ApiError } from '../../lib/errors';
 
 export const listQuery = compileQuery<{ page: number; status?: ClaimStatus }>({

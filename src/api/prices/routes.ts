@@ -4,7 +4,7 @@ import type { AppState, Ctx } from '../context';
 import { scopeOf, createOptionsOf } from '../context';
 import { idParam, pageQuery } from '../validation';
 import { createPriceBody, updatePriceBody } from './schema';
-import { createPrice, deletePrice, getPrice, listPrices, updatePrice } from '../../services/prices';
+import { createPrice, deletePrice, getPrice, listPrices, updatePrice } from '../../services/billing/prices';
 
 export function priceRoutes(router: Router<AppState>, deps: RouteDeps) {
   router.get('/prices', async (ctx: Ctx) => {

@@ -1,5 +1,5 @@
 import { compile, s } from '../validation';
-import type { PriceInput } from '../../services/prices';
+import type { PriceInput } from '../../services/billing/prices';
 
 export const createPriceBody = compile<PriceInput>({
   type: 'object',

@@ -4,7 +4,7 @@ import type { AppState, Ctx } from '../context';
 import { scopeOf, createOptionsOf } from '../context';
 import { idParam, pageQuery } from '../validation';
 import { createProductBody, updateProductBody } from './schema';
-import { createProduct, deleteProduct, getProduct, listProducts, updateProduct } from '../../services/products';
+import { createProduct, deleteProduct, getProduct, listProducts, updateProduct } from '../../services/billing/products';
 
 export function productRoutes(router: Router<AppState>, deps: RouteDeps) {
   router.get('/products', async (ctx: Ctx) => {

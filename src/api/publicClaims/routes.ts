@@ -2,8 +2,8 @@ import type Router from '@koa/router';
 import type { AppState, Ctx } from '../context';
 import { compile, s } from '../validation';
 import type { RouteDeps } from '../routeDeps';
-import { getPublicPaymentClaimLink } from '../../services/publicPaymentClaimLinks';
-import { PublicClaimInput, submitPaymentClaim } from '../../services/paymentClaimSubmission';
+import { getPublicPaymentClaimLink } from '../../services/crypto/publicPaymentClaimLinks';
+import { PublicClaimInput, submitPaymentClaim } from '../../services/crypto/paymentClaimSubmission';
 
 export const claimBody = compile<PublicClaimInput>({
   type: 'object',

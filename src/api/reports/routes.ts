@@ -2,7 +2,7 @@ import type Router from '@koa/router';
 import type { AppState, Ctx } from '../context';
 import { scopeOf } from '../context';
 import { monthRangeQuery, receivablesQuery } from './schema';
-import { collections, mrr, receivables } from '../../services/reports';
+import { collections, mrr, receivables } from '../../services/reports/reports';
 import { collectionsCsv, mrrCsv, presentCollections, presentMrrReport, presentReceivables, receivablesCsv } from '../../presenters/reports';
 
 /** JSON by default; CSV when the client asks for `text/csv` (and prefers it to JSON). */

@@ -10,8 +10,8 @@ import {
   getSubscription,
   listSubscriptions,
   updateSubscription,
-} from '../../services/subscriptions';
-import { subscriptionTimeline } from '../../services/subscriptionTimeline';
+} from '../../services/billing/subscriptions';
+import { subscriptionTimeline } from '../../services/billing/subscriptionTimeline';
 
 export function subscriptionRoutes(router: Router<AppState>, deps: RouteDeps) {
   router.get('/subscriptions', async (ctx: Ctx) => {

@@ -1,6 +1,6 @@
 import { compile, s } from '../validation';
 import { PRORATION_BEHAVIORS } from '../../models/subscription';
-import type { SubscriptionInput } from '../../services/subscriptions';
+import type { SubscriptionInput } from '../../services/billing/subscriptions';
 
 const instant = { type: 'string', maxLength: 40 };
 

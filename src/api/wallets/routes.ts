@@ -2,7 +2,7 @@ import type Router from '@koa/router';
 import type { AppState, Ctx } from '../context';
 import { scopeOf } from '../context';
 import { idParam, pageQuery } from '../validation';
-import { getWallet, listWallets } from '../../services/wallets';
+import { getWallet, listWallets } from '../../services/crypto/wallets';
 
 /** Read-only: wallets are created with accounts and customers. */
 export function walletRoutes(router: Router<AppState>) {

@@ -13,7 +13,7 @@ import {
   redeliverWebhookEvent,
   regenerateWebhookSecret,
   updateWebhookEndpoint,
-} from '../../services/webhookEndpoints';
+} from '../../services/webhooks/webhookEndpoints';
 
 export function webhookEndpointRoutes(router: Router<AppState>, deps: RouteDeps) {
   router.get('/webhook_endpoints', async (ctx: Ctx) => {

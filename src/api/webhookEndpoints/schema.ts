@@ -1,5 +1,5 @@
 import { compile } from '../validation';
-import type { WebhookEndpointInput } from '../../services/webhookEndpoints';
+import type { WebhookEndpointInput } from '../../services/webhooks/webhookEndpoints';
 
 // Shapes only; event names and the URL rules are checked by the service (422 naming the field).
 const properties = {

@@ -1,5 +1,5 @@
 import type { Dependencies } from '../../dependencies';
-import { sweepCreditReleases } from '../../services/invoiceChanges';
+import { sweepCreditReleases } from '../../services/billing/invoiceChanges';
 import { runPeriodically } from '../../lib/periodic';
 
 export interface CreditReleasesDomainOptions {
@@ -14,7 +14,7 @@ const DEFAULTS: CreditReleasesDomainOptions = { intervalMs: 10_000, minAgeMs: 30
 /**
  * The sweeper of credit an invoice released (line items removed below what crypto paid) that has
  * not reached its transactions yet: the request died between the two writes, or a transaction was
- * still being allocated (services/invoiceChanges.ts releaseInvoiceCredit). Every API and worker
+ * still being allocated (services/billing/invoiceChanges.ts releaseInvoiceCredit). Every API and worker
  * process runs it; a release is idempotent. Returns a stop function.
  */
 export async function startCreditReleasesDomain(deps: Dependencies, opts: Partial<CreditReleasesDomainOptions> = {}): Promise<() => Promise<void>> {

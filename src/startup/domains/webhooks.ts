@@ -1,10 +1,10 @@
 import type { Dependencies } from '../../dependencies';
-import { onEventRecorded } from '../../services/events';
-import { dispatchEvent, endpointsOf, recipientsAmong } from '../../services/webhookDispatch';
+import { onEventRecorded } from '../../services/writes/events';
+import { dispatchEvent, endpointsOf, recipientsAmong } from '../../services/webhooks/webhookDispatch';
 import type { WebhookEndpointDoc } from '../../models/webhookEndpoint';
 import { Coalescer } from '../../lib/coalesce';
 import { scopeKey } from '../../models/scope';
-import { SweeperOptions, startSweeper } from '../../services/webhookSweeper';
+import { SweeperOptions, startSweeper } from '../../services/webhooks/webhookSweeper';
 
 const DEFAULTS: SweeperOptions = {
   // The listener normally dispatches within milliseconds; the sweeper is the safety net.

@@ -1,5 +1,5 @@
 import type { Dependencies } from '../../dependencies';
-import { startWorkflowStartSweeper, WorkflowStartSweeperOptions } from '../../services/workflowStarts';
+import { startWorkflowStartSweeper, WorkflowStartSweeperOptions } from '../../services/writes/workflowStarts';
 import { runPeriodically } from '../../lib/periodic';
 
 export interface WorkflowStartsDomainOptions extends WorkflowStartSweeperOptions {

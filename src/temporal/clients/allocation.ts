@@ -13,7 +13,7 @@ import { CryptoTransaction, CryptoTransactionDoc } from '../../models/cryptoTran
 import { ApiError } from '../../lib/errors';
 import { workflowIds } from '../workflowIds';
 import { allocateSignal, AllocationWorkflowInput } from '../cryptoDefinitions';
-import { startWithoutIntent, WorkflowStartRequest, WorkflowStarts } from '../../services/workflowStarts';
+import { startWithoutIntent, WorkflowStartRequest, WorkflowStarts } from '../../services/writes/workflowStarts';
 
 export type Allocatable = Pick<CryptoTransactionDoc, '_id' | 'customer_id' | 'account_id' | 'sandbox'>;
 

@@ -7,7 +7,7 @@ import { PaymentClaimLink, PaymentClaimLinkDoc } from '../../models/paymentClaim
 import type { TemporalContext } from '../context';
 import { workflowIds } from '../workflowIds';
 import { claimLinkClosedSignal, ClaimLinkInput } from '../cryptoDefinitions';
-import { PendingStart, recordWorkflowStart, WorkflowStarts } from '../../services/workflowStarts';
+import { PendingStart, recordWorkflowStart, WorkflowStarts } from '../../services/writes/workflowStarts';
 import { signalIfRunning } from './signal';
 
 export interface ClaimLinkWorkflows {

@@ -5,7 +5,7 @@
  */
 import type { Logger } from 'pino';
 import type { TemporalContext } from '../context';
-import { createWorkflowStarts, WorkflowStartMode, WorkflowStarts } from '../../services/workflowStarts';
+import { createWorkflowStarts, WorkflowStartMode, WorkflowStarts } from '../../services/writes/workflowStarts';
 import { AllocationWorkflows, allocationWorkflows } from './allocation';
 import { ChainWatcherWorkflows, chainWatcherWorkflows } from './chainWatcher';
 import { ClaimLinkWorkflows, claimLinkWorkflows } from './claimLink';

@@ -8,7 +8,7 @@ import { Invoice } from '../../models/invoice';
 import type { TemporalContext } from '../context';
 import { workflowIds } from '../workflowIds';
 import { dueDateChangedSignal, invoiceClosedSignal, InvoiceDueInput } from '../invoiceDefinitions';
-import { PendingStart, recordWorkflowStart, requestWorkflowStart, WorkflowStartRequest, WorkflowStarts } from '../../services/workflowStarts';
+import { PendingStart, recordWorkflowStart, requestWorkflowStart, WorkflowStartRequest, WorkflowStarts } from '../../services/writes/workflowStarts';
 import { signalIfRunning } from './signal';
 import { overdueAt } from '../../billing/dueDate';
 

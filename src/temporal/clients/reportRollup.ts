@@ -7,7 +7,7 @@ import type { Scope } from '../../models/scope';
 import type { RollupKind } from '../../models/reportRollup';
 import { workflowIds } from '../workflowIds';
 import { rollupStaleSignal, ReportRollupWorkflowInput } from '../reportDefinitions';
-import { requestWorkflowStart, WorkflowStarts } from '../../services/workflowStarts';
+import { requestWorkflowStart, WorkflowStarts } from '../../services/writes/workflowStarts';
 
 export interface ReportRollupWorkflows {
   /** After a write that changed the source of these rollups (already marked stale): rebuild them. */

@@ -6,7 +6,7 @@ import { Subscription, SubscriptionDoc } from '../../models/subscription';
 import type { TemporalContext } from '../context';
 import { workflowIds } from '../workflowIds';
 import { cancelSubscriptionSignal, subscriptionChangedSignal, SubscriptionWorkflowInput } from '../subscriptionDefinitions';
-import { PendingStart, recordWorkflowStart, WorkflowStarts } from '../../services/workflowStarts';
+import { PendingStart, recordWorkflowStart, WorkflowStarts } from '../../services/writes/workflowStarts';
 import { signalIfRunning } from './signal';
 
 export interface SubscriptionWorkflows {

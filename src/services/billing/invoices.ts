@@ -1,0 +1,302 @@
+/**
+ * Invoices: persist, record the event, and keep the due-date workflow in step
+ * (started for open invoices, re-armed when the due date moves, ended when closed).
+ */
+import { Invoice, InvoiceDoc, InvoiceStatus, OPEN_INVOICE_STATUSES } from '../../models/invoice';
+import { AllocationSlot, AllocationSlotDoc } from '../../models/cryptoTransaction';
+import { isDuplicateKey } from '../../models/errors';
+import { Price, PriceDoc } from '../../models/price';
+import { Product, ProductDoc } from '../../models/product';
+import { Scope, scopeFilter, scopeOfDoc, findInScope, inScope } from '../../models/scope';
+import { newId, derivedId, ID_PREFIX } from '../../lib/ids';
+import { CreateOptions, createdId, earlierAttempt } from '../writes/creation';
+import { ApiError } from '../../lib/errors';
+import { centsToAmount, multiplyAmount, parseAmount, sumAmounts, toAmount } from '../../billing/money';
+import { dayAfter, isCalendarDate } from '../../billing/dueDate';
+import type { ChargeLine } from '../../billing/schedule';
+import { subscriptionEventPayload } from '../../presenters/subscription';
+import { recordEvent } from '../writes/events';
+import { findCustomer } from './customers';
+import { createListed, listPage, listScopePage, recountListSlots } from '../writes/listing';
+import { Subscription, SubscriptionDoc } from '../../models/subscription';
+import type { Dependencies } from '../../dependencies';
+import { rollupsChanged } from '../reports/reportRollups';
+import { deleteInvoiceDocuments, invoiceEvent, presentInvoicesWithLinks, presentInvoiceWithLinks } from './invoiceLinks';
+
+export interface LineItemInput {
+  price_id: string;
+  quantity?: number;
+  /** Overrides the price's unit amount (decimal string, major units). */
+  amount?: string;
+}
+
+export interface InvoiceInput {
+  customer_id: string;
+  due_date: string;
+  status?: InvoiceStatus;
+  subscription_id?: string | null;
+  line_items?: LineItemInput[];
+}
+
+
+export function checkDueDate(due: string): string {
+  if (!isCalendarDate(due)) throw ApiError.validation('due_date', 'must be a date in YYYY-MM-DD form');
+  return due;
+}
+
+export async function findInvoice(scope: Scope, id: string, param = 'id'): Promise<InvoiceDoc> {
+  const invoice = await findInScope<InvoiceDoc>(Invoice, scope, id);
+  if (!invoice) throw ApiError.notFound('Invoice not found', param);
+  return invoice;
+}
+
+/** Line items from prices of the scope; the spec's nested errors name `line_items[][price_id]`. */
+export async function buildLineItems(scope: Scope, items: LineItemInput[]) {
+  const lines = [];
+  for (const item of items) {
+    const price = await findInScope<PriceDoc>(Price, scope, item.price_id);
+    if (!price) throw ApiError.notFound(`Price not found: ${item.price_id}`, 'line_items[][price_id]');
+    if (!price.active) throw ApiError.invalid(`Price is not active: ${item.price_id}`, 'line_items[][price_id]');
+    const product = await findInScope<ProductDoc>(Product, scope, price.product_id);
+    let unit = centsToAmount(price.amount);
+    if (item.amount !== undefined) {
+      const override = parseAmount(item.amount);
+      if (!override) throw ApiError.invalid('Amount must be a non-negative decimal string with at most two decimals', 'line_items[][amount]');
+      unit = toAmount(override);
+    }
+    const quantity = item.quantity ?? 1;
+    lines.push({
+      _id: newId(ID_PREFIX.lineItem),
+      price_id: price._id,
+      product_id: price.product_id,
+      product_name: product?.name ?? '',
+      quantity,
+      unit_amount: unit,
+      amount: multiplyAmount(unit, quantity),
+    });
+  }
+  return lines;
+}
+
+/**
+ * Under an Idempotency-Key (services/writes/creation.ts), a retry that took the key over from a request
+ * that died after writing the invoice finds that invoice and finishes what the first attempt may
+ * not have (its event, its due-date workflow), instead of billing the customer a second time.
+ */
+export async function createInvoice(deps: Dependencies, scope: Scope, input: InvoiceInput, opts: CreateOptions = {}) {
+  const id = createdId(ID_PREFIX.invoice, opts);
+  const earlier = await earlierAttempt<InvoiceDoc>(Invoice, scope, id, opts);
+  if (earlier) {
+    // Its due-date workflow was planned before the write; asking again is a no-op if it runs.
+    if (earlier.status === 'pending') await deps.workflows.invoiceDue.watch(earlier);
+    return announceCreatedInvoice(deps, scope, earlier);
+  }
+  await findCustomer(scope, input.customer_id, 'customer_id');
+  const dueDate = checkDueDate(input.due_date);
+  if (input.subscription_id && !(await findInScope(Subscription, scope, input.subscription_id))) {
+    throw ApiError.notFound('Subscription not found', 'subscription_id');
+  }
+  const lines = await buildLineItems(scope, input.line_items ?? []);
+  // Recorded before the invoice, so a crash between the two cannot lose its due-date workflow.
+  const dueWatch = (input.status ?? 'pending') === 'pending' ? await deps.workflows.invoiceDue.plan({ _id: id, due_date: dueDate }) : null;
+  const invoice = (
+    await createListed(Invoice, scope, {
+      _id: id,
+      ...scopeFilter(scope),
+      customer_id: input.customer_id,
+      subscription_id: input.subscription_id ?? null,
+      status: input.status ?? 'pending',
+      due_date: dueDate,
+      total_amount: sumAmounts(lines.map((l) => l.amount)),
+      line_items: lines,
+      billing_key: id,
+    })
+  ).toObject() as InvoiceDoc;
+  await announceCreatedInvoice(deps, scope, invoice);
+  await dueWatch?.start();
+  return presentInvoiceWithLinks(deps, invoice);
+}
+
+/** After a new invoice's write (again, on a retry that found it): its report marks and `invoice.created`, once. */
+async function announceCreatedInvoice(deps: Dependencies, scope: Scope, invoice: InvoiceDoc) {
+  // Open: in the receivables; created paid: paid outside the service, in the collections report.
+  await rollupsChanged(deps, scope, invoice.status === 'paid' ? 'collections' : 'receivables');
+  await recordEvent(scope, 'invoice.created', await invoiceEvent(deps, invoice), { idempotencyKey: `invoice.created:${invoice._id}` });
+  return presentInvoiceWithLinks(deps, invoice);
+}
+
+export async function getInvoice(deps: Dependencies, scope: Scope, id: string) {
+  return presentInvoiceWithLinks(deps, await findInvoice(scope, id));
+}
+
+export async function listInvoices(deps: Dependencies, scope: Scope, page: number, filter: { customer_id?: string; status?: InvoiceStatus; subscription_id?: string } = {}) {
+  // Filtered lists take the general path; the whole scope reads only the buckets of the page.
+  const filtered = Object.values(filter).some((v) => v !== undefined);
+  const { items, pagination } = filtered ? await listPage<InvoiceDoc>(Invoice, { ...scopeFilter(scope), ...filter }, page) : await listScopePage<InvoiceDoc>(Invoice, scope, page);
+  return { invoices: await presentInvoicesWithLinks(deps, items), pagination };
+}
+
+export async function deleteInvoice(deps: Dependencies, scope: Scope, id: string): Promise<void> {
+  const invoice = await findInvoice(scope, id);
+  await Invoice.deleteOne({ _id: id });
+  await rollupsChanged(deps, scope, invoice.status === 'paid' ? 'collections' : 'receivables');
+  await recountListSlots(Invoice, [invoice]);
+  await deleteInvoiceDocuments(id);
+  await deps.workflows.invoiceDue.close(id);
+}
+
+// ---- invoices of the subscription workflow (its activity's use case) ----
+
+/** One charge of a subscription's plan, as the workflow computed it. */
+export interface ChargeInput {
+  key: string;
+  at: string;
+  kind: 'start' | 'phase_change' | 'renewal';
+  periodStart: string;
+  periodEnd: string | null;
+  lines: ChargeLine[];
+  total: string;
+}
+
+/**
+ * Idempotent: the invoice is keyed by (subscription, charge); a retry finds it and re-records
+ * nothing. `created` is false when it found the invoice (so a retry is not counted twice).
+ */
+export async function generateSubscriptionInvoice(
+  deps: Dependencies,
+  subscriptionId: string,
+  charge: ChargeInput,
+  invoiceDueDays: number,
+  /** The subscription as the wake-up already read it. */
+  stored?: SubscriptionDoc | null,
+): Promise<{ invoiceId: string; created: boolean } | null> {
+  const sub = stored !== undefined ? stored : await Subscription.findById(subscriptionId).lean<SubscriptionDoc>();
+  if (!sub || sub.status === 'canceled') return null;
+  const scope = scopeOfDoc(sub);
+  const billingKey = `${subscriptionId}:${charge.key}`;
+  // The invoice id derives from the billing key: lookups stay on `_id` (FerretDB's fast path)
+  // and a second insert of the same charge is a duplicate key, not a second invoice.
+  const invoiceId = derivedId(ID_PREFIX.invoice, billingKey);
+  // Insert first: on Temporal's first try nothing exists yet, so a read would be wasted.
+  let invoice: InvoiceDoc | null = null;
+  let created = true;
+  try {
+    invoice = (
+      await createListed(Invoice, scope, {
+        _id: invoiceId,
+        ...scopeFilter(scope),
+        customer_id: sub.customer_id,
+        subscription_id: subscriptionId,
+        status: 'pending',
+        due_date: dayAfter(new Date(charge.at), invoiceDueDays),
+        total_amount: charge.total,
+        line_items: charge.lines.map((l) => ({ _id: newId(ID_PREFIX.lineItem), ...l })),
+        billing_key: billingKey,
+        period_start: new Date(charge.periodStart),
+        period_end: charge.periodEnd ? new Date(charge.periodEnd) : null,
+      })
+    ).toObject() as InvoiceDoc;
+  } catch (err) {
+    if (!isDuplicateKey(err)) throw err;
+    created = false;
+    invoice = await Invoice.findById(invoiceId).lean<InvoiceDoc>();
+  }
+  if (!invoice) return null;
+  // Also on a retry (the first attempt may have died before marking).
+  await rollupsChanged(deps, scope, 'receivables');
+  await recordEvent(scope, 'invoice.created', await invoiceEvent(deps, invoice), { idempotencyKey: `invoice.created:${billingKey}` });
+  if (charge.kind === 'renewal') {
+    await recordEvent(
+      scope,
+      'subscription.renewed',
+      { ...subscriptionEventPayload(sub), invoice_id: invoice._id, amount: invoice.total_amount, period_start: charge.periodStart },
+      { idempotencyKey: `subscription.renewed:${billingKey}` },
+    );
+  }
+  if (invoice.status === 'pending') await deps.workflows.invoiceDue.watch(invoice);
+  return { invoiceId: invoice._id, created };
+}
+
+/** One crypto allocation as kept on the invoice (`crypto_allocations`, the invoice-side record of exactly-once). */
+export interface InvoiceCryptoAllocation {
+  id: string;
+  transaction_id: string;
+  amount_applied: string;
+  pays_in_full: boolean;
+  created_at: Date;
+}
+
+/** The crypto allocations recorded on an invoice document (a field outside the schema). */
+export function cryptoAllocationsOf(invoice: InvoiceDoc): InvoiceCryptoAllocation[] {
+  return ((invoice as unknown as { crypto_allocations?: InvoiceCryptoAllocation[] }).crypto_allocations ?? []).slice();
+}
+
+async function recordInvoicePaidFor(deps: Dependencies, invoice: InvoiceDoc, allocationId: string): Promise<void> {
+  if (invoice.status !== 'paid') return;
+  await recordEvent(scopeOfDoc(invoice), 'invoice.paid', await invoiceEvent(deps, invoice), {
+    idempotencyKey: `invoice.paid:${invoice._id}:${allocationId}`,
+  });
+  await deps.workflows.invoiceDue.close(invoice._id);
+}
+
+/**
+ * Applies one crypto allocation to an invoice, exactly once and never over what the plan saw:
+ * - the invoice is read; an allocation already on it is `already_applied` (a replay);
+ * - `amount_paid`/`status` must still be what the caller planned from, else `conflict` (re-plan);
+ * - the allocation takes slot `<invoice>#<n>` (n = allocations on the invoice) by an insert on
+ *   `_id`, which FerretDB makes atomic: of two concurrent writers one gets `conflict`. A slot
+ *   already holding this allocation (a crash between slot and invoice write) is completed
+ *   with the slot's amounts;
+ * - then the invoice is written: `amount_paid`, `paid` when in full, the allocation appended,
+ *   and `invoice.paid` recorded with an idempotency key.
+ * Returns the entry as applied (the slot's, on a completed retry).
+ */
+export async function applyCryptoAllocation(
+  deps: Dependencies,
+  invoiceId: string,
+  entry: InvoiceCryptoAllocation,
+  expected: { amount_paid: string; status: InvoiceStatus },
+  /** The invoice as the caller just read it (what it planned from): the slot to take is named from it; it is read again under the slot. */
+  seen?: InvoiceDoc,
+): Promise<{ result: 'applied' | 'already_applied' | 'conflict'; entry: InvoiceCryptoAllocation }> {
+  const current = seen ?? (await Invoice.findById(invoiceId).lean<InvoiceDoc>());
+  if (!current) return { result: 'conflict', entry };
+  const entries = cryptoAllocationsOf(current);
+  const existing = entries.find((e) => e.id === entry.id);
+  if (existing) {
+    if (existing.pays_in_full) await recordInvoicePaidFor(deps, current, entry.id);
+    return { result: 'already_applied', entry: existing };
+  }
+  if ((current.amount_paid ?? '0.00') !== expected.amount_paid || current.status !== expected.status) return { result: 'conflict', entry };
+  const slotId = `${invoiceId}#${entries.length}`;
+  let applied = entry;
+  try {
+    await AllocationSlot.create({ _id: slotId, allocation_id: entry.id, transaction_id: entry.transaction_id, invoice_id: invoiceId, amount_applied: entry.amount_applied, pays_in_full: entry.pays_in_full, created_at: entry.created_at });
+  } catch (err) {
+    if (!isDuplicateKey(err)) throw err;
+    const slot = await AllocationSlot.findById(slotId).lean<AllocationSlotDoc>();
+    if (!slot || slot.allocation_id !== entry.id) return { result: 'conflict', entry };
+    applied = { id: slot.allocation_id, transaction_id: slot.transaction_id, amount_applied: slot.amount_applied, pays_in_full: slot.pays_in_full, created_at: slot.created_at };
+  }
+  // Under the slot, read again: a change holding the slot before (services/billing/invoiceChanges.ts) may
+  // have written since the read above; the write goes from this read, or not at all.
+  const held = await Invoice.findById(invoiceId).lean<InvoiceDoc>();
+  const heldEntries = held ? cryptoAllocationsOf(held) : [];
+  if (heldEntries.some((e) => e.id === applied.id)) return { result: 'already_applied', entry: applied };
+  if (!held || heldEntries.length !== entries.length || (held.amount_paid ?? '0.00') !== expected.amount_paid || held.status !== expected.status) {
+    if (applied === entry) await AllocationSlot.deleteOne({ _id: slotId, allocation_id: entry.id });
+    return { result: 'conflict', entry };
+  }
+  const set: Record<string, unknown> = { amount_paid: sumAmounts([held.amount_paid ?? '0.00', applied.amount_applied]) };
+  if (applied.pays_in_full) set.status = 'paid';
+  const updated = await Invoice.findOneAndUpdate({ _id: invoiceId }, { $set: set, $push: { crypto_allocations: applied } }, { returnDocument: 'after', strict: false }).lean<InvoiceDoc>();
+  if (updated) await rollupsChanged(deps, scopeOfDoc(updated), 'receivables');
+  if (updated && applied.pays_in_full) await recordInvoicePaidFor(deps, updated, applied.id);
+  return { result: 'applied', entry: applied };
+}
+
+/** Re-records (keyed, so at most once) the `invoice.paid` of an allocation that paid the invoice. */
+export async function ensureInvoicePaidEvent(deps: Dependencies, invoiceId: string, allocationId: string): Promise<void> {
+  const invoice = await Invoice.findById(invoiceId).lean<InvoiceDoc>();
+  if (invoice) await recordInvoicePaidFor(deps, invoice, allocationId);
+}

@@ -1,0 +1,450 @@
+/**
+ * Allocation of crypto transactions to invoices (docs/adr/0404-allocation-rules.md): price the amount in
+ * USD at the transaction's timestamp, then pay the customer's open invoices oldest due date
+ * first (account-wallet payments: the oldest open invoice whose balance matches within
+ * slippage); what is left stays on the transaction as unallocated credit.
+ *
+ * Exactly once, without multi-document transactions:
+ * - every invoice write goes through `applyCryptoAllocation`: it applies only if the invoice's
+ *   `amount_paid`/`status` are what the plan was made from, takes the invoice's next allocation
+ *   slot by an insert on `_id` (atomic on FerretDB, unlike a conditional findOneAndUpdate), and
+ *   records the allocation id (derived from transaction + invoice) on the invoice. Two payments
+ *   planned from the same snapshot: one wins, the other re-plans. So no invoice is ever
+ *   over-applied, even if allocations of one customer run at the same moment;
+ * - a replay (activity retry, crash in the middle) finds what this transaction already
+ *   applied on the invoices themselves and only plans the rest;
+ * - the transaction is finished once (`allocated_at`), and every event is recorded with an
+ *   idempotency key.
+ * In production allocations of one customer also run one after another in one workflow per
+ * customer (workflows/allocation.ts), so conflicts are rare.
+ */
+import { AllocationSlot, AllocationSlotDoc, CryptoTransaction, CryptoTransactionDoc } from '../../models/cryptoTransaction';
+import { isDuplicateKey } from '../../models/errors';
+import { Invoice, InvoiceDoc, OPEN_INVOICE_STATUSES } from '../../models/invoice';
+import { inScope, scopeFilter, scopeOfDoc } from '../../models/scope';
+import { ApiError } from '../../lib/errors';
+import { derivedId, ID_PREFIX, randomHex } from '../../lib/ids';
+import { allocatePayment, OpenInvoice } from '../../cryptocurrency/allocation';
+import { Dec, usdValue } from '../../cryptocurrency/amounts';
+import { sumAmounts, subtractAmounts, compareAmounts } from '../../billing/money';
+import { allocationEventPayload, presentCryptoTransaction } from '../../presenters/cryptoTransaction';
+import { applyCryptoAllocation, cryptoAllocationsOf, ensureInvoicePaidEvent, InvoiceCryptoAllocation } from '../billing/invoices';
+import { recordEvent } from '../writes/events';
+import type { Dependencies } from '../../dependencies';
+import type { Allocatable } from '../../temporal/clients/allocation';
+import { rollupsChanged } from '../reports/reportRollups';
+
+export { allocationKey } from '../../temporal/clients/allocation';
+
+
+/** Allocation ids derived from what they allocate (parts joined by `|`), so a replay reuses the same id. */
+export function allocationIdFor(...parts: string[]): string {
+  return derivedId(ID_PREFIX.allocation, parts.join('|'));
+}
+
+export class AllocationConflictError extends Error {}
+
+
+/** Sets `usd_value` (at the transaction's timestamp) once. PriceUnavailableError when the oracle cannot answer. */
+export async function ensurePriced(deps: Dependencies, tx: CryptoTransactionDoc): Promise<CryptoTransactionDoc> {
+  if (tx.usd_value) return tx;
+  const price = await deps.priceOracle.usdPrice(tx.currency, new Date(tx.timestamp));
+  const value = usdValue(tx.amount, price);
+  // By `_id` alone (FerretDB v1 scans the collection inside the write for any other filter field);
+  // the value is the same on every attempt (price at the fixed timestamp), so a racing write is harmless.
+  const updated = await CryptoTransaction.findOneAndUpdate({ _id: tx._id }, { $set: { usd_value: value, usd_price: price } }, { returnDocument: 'after' }).lean<CryptoTransactionDoc>();
+  // Not marked for the collections rollup here: the allocation's finish writes the transaction
+  // again and marks it after (one change of the source, marked once after its last write).
+  return updated ?? tx;
+}
+
+function balanceOf(inv: InvoiceDoc): string {
+  return subtractAmounts(inv.total_amount, inv.amount_paid ?? '0.00');
+}
+
+async function candidateInvoices(tx: CryptoTransactionDoc): Promise<InvoiceDoc[]> {
+  const scope = scopeOfDoc(tx);
+  const found = tx.customer_id
+    ? await Invoice.find({ customer_id: tx.customer_id }).lean<InvoiceDoc[]>()
+    // Every status, as for a customer: a replay must see the invoices an interrupted attempt already paid.
+    : await Invoice.find(scopeFilter(scope)).lean<InvoiceDoc[]>();
+  return found.filter((i) => inScope(i, scope));
+}
+
+type Entry = { _id: string; invoice_id: string; amount_applied: string; pays_in_full: boolean; created_at: Date };
+
+export interface AllocationOutcome {
+  status: 'allocated' | 'already_allocated' | 'missing';
+  allocations: number;
+  unallocated: string | null;
+}
+
+/**
+ * Events of a finished allocation, each keyed: recording them again writes nothing. `paidNow`:
+ * allocations whose `invoice.paid` this attempt already recorded (with the invoice write), so
+ * they are not looked up again.
+ */
+async function recordAllocationEvents(deps: Dependencies, tx: CryptoTransactionDoc, paidNow: ReadonlySet<string> = new Set()): Promise<void> {
+  const scope = scopeOfDoc(tx);
+  for (const a of tx.allocations ?? []) {
+    await recordEvent(scope, 'transaction_allocation.created', allocationEventPayload(tx, a), { idempotencyKey: `transaction_allocation.created:${a._id}` });
+    if (a.pays_in_full && !paidNow.has(a._id)) await ensureInvoicePaidEvent(deps, a.invoice_id, a._id);
+  }
+  if ((tx.allocations ?? []).length > 0) {
+    await recordEvent(scope, 'crypto_transaction.allocated', presentCryptoTransaction(tx), { idempotencyKey: `crypto_transaction.allocated:${tx._id}` });
+  }
+}
+
+/**
+ * Allocates one transaction (idempotent; see the module comment). Throws
+ * PriceUnavailableError (oracle down) or AllocationConflictError (invoices kept changing):
+ * both are retried by the workflow.
+ */
+export async function allocateTransaction(deps: Dependencies, txId: string, opts: { now?: Date; attempts?: number } = {}): Promise<AllocationOutcome> {
+  const attempts = opts.attempts ?? 5;
+  for (let attempt = 0; attempt < attempts; attempt++) {
+    // After a conflict: an invoice change holds the invoice for a few milliseconds (services/billing/invoiceChanges.ts).
+    if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 10 * 2 ** attempt));
+    let tx = await CryptoTransaction.findById(txId).lean<CryptoTransactionDoc>();
+    if (!tx) return { status: 'missing', allocations: 0, unallocated: null };
+    if (tx.allocated_at) {
+      // Finished, but still due: written by a finish that raced another (both wrote the same entries).
+      if (tx.allocation_due) await CryptoTransaction.updateOne({ _id: tx._id }, { $set: { allocation_due: false } });
+      await recordAllocationEvents(deps, tx);
+      return { status: 'already_allocated', allocations: tx.allocations.length, unallocated: tx.unallocated_amount ?? null };
+    }
+    tx = await ensurePriced(deps, tx);
+    const now = opts.now ?? new Date();
+    const invoices = await candidateInvoices(tx);
+
+    // What this transaction already applied (an earlier, interrupted attempt, or a manual allocation).
+    const known = new Map<string, Entry>();
+    for (const a of tx.allocations ?? []) known.set(a._id, { ...a, pays_in_full: !!a.pays_in_full });
+    const touched = new Set<string>();
+    for (const inv of invoices) {
+      for (const e of cryptoAllocationsOf(inv)) {
+        if (e.transaction_id !== tx._id) continue;
+        touched.add(inv._id);
+        if (!known.has(e.id)) known.set(e.id, { _id: e.id, invoice_id: inv._id, amount_applied: e.amount_applied, pays_in_full: e.pays_in_full, created_at: new Date(e.created_at) });
+      }
+    }
+    const applied = sumAmounts([...known.values()].map((e) => e.amount_applied));
+    const remaining = compareAmounts(tx.usd_value!, applied) > 0 ? subtractAmounts(tx.usd_value!, applied) : '0.00';
+
+    const open: (OpenInvoice & { doc: InvoiceDoc })[] = invoices
+      .filter((i) => OPEN_INVOICE_STATUSES.includes(i.status) && !touched.has(i._id))
+      .map((i) => ({ id: i._id, due_date: i.due_date, created_at: new Date(i.created_at).toISOString(), balance: balanceOf(i), total: i.total_amount, doc: i }));
+    const plan = allocatePayment({ paymentUsd: remaining, openInvoices: open, slippage: deps.config.slippageTolerance, mode: tx.customer_id ? 'customer' : 'account' });
+
+    let conflict = false;
+    const paidNow = new Set<string>();
+    for (const p of plan.allocations) {
+      const inv = open.find((o) => o.id === p.invoice_id)!.doc;
+      const entry: InvoiceCryptoAllocation = {
+        id: allocationIdFor(tx._id, inv._id),
+        transaction_id: tx._id,
+        amount_applied: p.amount_applied,
+        pays_in_full: p.pays_in_full,
+        created_at: now,
+      };
+      const r = await applyCryptoAllocation(deps, inv._id, entry, { amount_paid: inv.amount_paid ?? '0.00', status: inv.status }, inv);
+      if (r.result === 'conflict') {
+        // Its next slot may be held by an allocation that died half-way: settled, so the next attempt goes through.
+        await settleStaleInvoiceSlot(deps, inv._id);
+        conflict = true;
+        break;
+      }
+      const e = r.entry;
+      // Applied now: its `invoice.paid` was recorded with the write (applyCryptoAllocation).
+      if (r.result === 'applied') paidNow.add(e.id);
+      if (!known.has(e.id)) known.set(e.id, { _id: e.id, invoice_id: inv._id, amount_applied: e.amount_applied, pays_in_full: e.pays_in_full, created_at: new Date(e.created_at) });
+    }
+    if (conflict) continue;
+
+    // In order: what the transaction already listed, what an interrupted attempt left on invoices, then this plan.
+    const entries = [...known.values()];
+    const total = sumAmounts(entries.map((e) => e.amount_applied));
+    const unallocated = subtractAmounts(tx.usd_value!, total);
+    // `allocated_at` was checked in code when this attempt read the transaction; the write is by
+    // `_id` alone (a filter is no guard on FerretDB v1 anyway). Allocations of one customer run
+    // one at a time in its workflow, a manual allocation waits for `allocated_at`, and a replay
+    // writes the same entries (derived ids).
+    const finished = await CryptoTransaction.findOneAndUpdate(
+      { _id: tx._id },
+      { $set: { allocations: entries, unallocated_amount: new Dec(unallocated).isNegative() ? '0.00' : unallocated, allocated_at: now, allocation_due: false } },
+      { returnDocument: 'after' },
+    ).lean<CryptoTransactionDoc>();
+    if (!finished) return { status: 'missing', allocations: 0, unallocated: null };
+    await rollupsChanged(deps, scopeOfDoc(finished), 'collections');
+    await recordAllocationEvents(deps, finished, paidNow);
+    return { status: 'allocated', allocations: finished.allocations.length, unallocated: finished.unallocated_amount ?? null };
+  }
+  throw new AllocationConflictError(`invoices of transaction ${txId} kept changing during allocation`);
+}
+
+/** Starts allocation of a transaction already recorded (see `AllocationWorkflows.request`). */
+export async function scheduleAllocation(deps: Pick<Dependencies, 'workflows'>, tx: Allocatable): Promise<void> {
+  await deps.workflows.allocation.request(tx);
+}
+
+// ---- manual allocation ----------------------------------------------------------------------
+//
+// A manual allocation writes, in order: the transaction's slot `<tx>#<n>` (serializes writers of
+// its credit), the reservation on the transaction (entry pushed, credit taken), the invoice's
+// slot `<invoice>#<m>`, then the invoice. A failure between those writes is settled at once by
+// the request; one that killed the process is settled by the next writer that meets it, after
+// ORPHAN_AFTER_MS (so a request that is merely slow is never undone under it):
+// - an allocation whose invoice slot was taken is completed while the invoice is open (that slot
+//   is the invoice's next allocation and nobody else can write it);
+// - otherwise it is undone: the invoice slot freed first, then the reservation released.
+// Settling holds the transaction's next slot, so settlers and new reservations never overlap.
+
+/** A slot or reservation this old whose allocation never landed belongs to a request that died. */
+export const ORPHAN_AFTER_MS = 60_000;
+
+const isStale = (createdAt: Date | string, now = Date.now()) => now - new Date(createdAt).getTime() >= ORPHAN_AFTER_MS;
+
+const invoiceEntryOf = (txId: string, e: Entry): InvoiceCryptoAllocation => ({ id: e._id, transaction_id: txId, amount_applied: e.amount_applied, pays_in_full: e.pays_in_full, created_at: e.created_at });
+
+/**
+ * Takes the transaction's next slot for `slot.allocation_id`: an atomic insert, so two writers
+ * of its credit planned from the same state cannot both go on. Numbering follows the entries:
+ * a slot of a live entry (numbering shifted by an undone allocation) is stepped over, and a
+ * stale slot whose allocation never reached the transaction is removed. Null when another
+ * writer holds it.
+ */
+export async function takeTransactionSlot(tx: CryptoTransactionDoc, slot: Omit<AllocationSlotDoc, '_id'>): Promise<string | null> {
+  const live = new Set((tx.allocations ?? []).map((a) => a._id));
+  let n = (tx.allocations ?? []).length;
+  for (let tries = 0; tries < live.size + 3; tries++) {
+    const id = `${tx._id}#${n}`;
+    try {
+      await AllocationSlot.create({ _id: id, ...slot });
+      return id;
+    } catch (err) {
+      if (!isDuplicateKey(err)) throw err;
+    }
+    const held = await AllocationSlot.findById(id).lean<AllocationSlotDoc>();
+    if (held && live.has(held.allocation_id)) n += 1;
+    else if (held && isStale(held.created_at)) await AllocationSlot.deleteOne({ _id: id });
+    else if (held) return null;
+  }
+  return null;
+}
+
+/** Removes the transaction slot that `allocationId` took, if any. */
+async function freeTransactionSlotOf(tx: CryptoTransactionDoc, allocationId: string): Promise<void> {
+  // Undone allocations shift numbering upwards a little; a slot missed here is removed once stale.
+  for (let n = 0; n <= (tx.allocations ?? []).length + 10; n++) {
+    const slot = await AllocationSlot.findById(`${tx._id}#${n}`).lean<AllocationSlotDoc>();
+    if (slot?.allocation_id === allocationId) {
+      await AllocationSlot.deleteOne({ _id: slot._id });
+      return;
+    }
+  }
+}
+
+/** Events of a manual allocation, keyed: recording them again writes nothing. */
+async function announceManualAllocation(tx: CryptoTransactionDoc, entry: Entry): Promise<void> {
+  const scope = scopeOfDoc(tx);
+  await recordEvent(scope, 'transaction_allocation.created', allocationEventPayload(tx, entry), { idempotencyKey: `transaction_allocation.created:${entry._id}` });
+  await recordEvent(scope, 'crypto_transaction.allocated', presentCryptoTransaction(tx), { idempotencyKey: `crypto_transaction.allocated:${tx._id}:${entry._id}` });
+}
+
+/**
+ * Completes or undoes a manual allocation reserved on its transaction (see above): 'applied' when
+ * the invoice already had it, 'completed' when it was applied now, 'undone', or 'pending' when
+ * another writer holds the transaction's next slot (settled on a later call). One settler at a
+ * time: it holds the transaction's next slot, as a reservation does, so neither a second settler
+ * nor a new reservation writes the transaction or that invoice slot meanwhile.
+ */
+async function settleManualAllocation(deps: Dependencies, txId: string, entry: Entry): Promise<'applied' | 'completed' | 'undone' | 'pending'> {
+  const onInvoice = (inv: InvoiceDoc | null) => !!inv && cryptoAllocationsOf(inv).some((e) => e.id === entry._id);
+  // Once on the invoice it stays there: no need to hold anything to see it.
+  if (onInvoice(await Invoice.findById(entry.invoice_id).lean<InvoiceDoc>())) return 'applied';
+  const tx = await CryptoTransaction.findById(txId).lean<CryptoTransactionDoc>();
+  if (!tx) return 'undone';
+  if (!(tx.allocations ?? []).some((a) => a._id === entry._id)) {
+    // Never reserved (failed before its entry was written): only its transaction slot to free.
+    await freeTransactionSlotOf(tx, entry._id);
+    return 'undone';
+  }
+  const marker = await takeTransactionSlot(tx, { allocation_id: `settle:${entry._id}`, transaction_id: txId, invoice_id: entry.invoice_id, amount_applied: entry.amount_applied, pays_in_full: false, created_at: new Date() });
+  if (!marker) return 'pending';
+  try {
+    const invoice = await Invoice.findById(entry.invoice_id).lean<InvoiceDoc>();
+    if (onInvoice(invoice)) return 'applied';
+    if (invoice) {
+      const entries = cryptoAllocationsOf(invoice);
+      const slotId = `${invoice._id}#${entries.length}`;
+      const slot = await AllocationSlot.findById(slotId).lean<AllocationSlotDoc>();
+      if (slot?.allocation_id === entry._id) {
+        if (OPEN_INVOICE_STATUSES.includes(invoice.status)) {
+          const r = await applyCryptoAllocation(deps, invoice._id, invoiceEntryOf(txId, entry), { amount_paid: invoice.amount_paid ?? '0.00', status: invoice.status });
+          if (r.result !== 'conflict') return 'completed';
+        }
+        // No longer open (or changed under it): free the invoice slot, then the reservation.
+        await AllocationSlot.deleteOne({ _id: slotId });
+      }
+    }
+    // Read again under the marker: a credit release (services/billing/invoiceChanges.ts) may have written since.
+    const held = (await CryptoTransaction.findById(txId).lean<CryptoTransactionDoc>()) ?? tx;
+    // The whole list is written (FerretDB v1's $pull matches whole values only); the marker keeps other writers out.
+    await CryptoTransaction.updateOne(
+      { _id: txId },
+      { $set: { unallocated_amount: sumAmounts([held.unallocated_amount ?? '0.00', entry.amount_applied]), allocations: held.allocations.filter((a) => a._id !== entry._id) } },
+    );
+    await rollupsChanged(deps, scopeOfDoc(tx), 'collections');
+    await freeTransactionSlotOf(tx, entry._id);
+    return 'undone';
+  } finally {
+    await AllocationSlot.deleteOne({ _id: marker });
+  }
+}
+
+/**
+ * Settles the request's own allocation. 'pending' only means a concurrent writer holds the
+ * transaction's next slot for the length of its request: waited out briefly, and past that the
+ * reservation is settled as an orphan by the next writer after ORPHAN_AFTER_MS.
+ */
+async function settleOwnAllocation(deps: Dependencies, txId: string, entry: Entry): Promise<'applied' | 'completed' | 'undone' | 'pending'> {
+  let settled = await settleManualAllocation(deps, txId, entry);
+  for (let wait = 25; settled === 'pending' && wait <= 1_600; wait *= 2) {
+    await new Promise((resolve) => setTimeout(resolve, wait));
+    settled = await settleManualAllocation(deps, txId, entry);
+  }
+  return settled;
+}
+
+/** Manual entries (made after automatic allocation finished) old enough to be settled if they never reached their invoice. */
+function staleManualEntries(tx: CryptoTransactionDoc): Entry[] {
+  const after = tx.allocated_at ? new Date(tx.allocated_at).getTime() : Infinity;
+  return (tx.allocations ?? []).filter((e) => new Date(e.created_at).getTime() > after && isStale(e.created_at)).map((e) => ({ ...e, pays_in_full: !!e.pays_in_full }));
+}
+
+/** Settles the manual allocations of `tx` that have been reserved for too long without reaching their invoice. */
+async function settleStaleReservations(deps: Dependencies, tx: CryptoTransactionDoc): Promise<void> {
+  for (const entry of staleManualEntries(tx)) {
+    const settled = await settleManualAllocation(deps, tx._id, entry);
+    if (settled === 'completed') {
+      const fresh = await CryptoTransaction.findById(tx._id).lean<CryptoTransactionDoc>();
+      if (fresh) await announceManualAllocation(fresh, entry);
+    }
+  }
+}
+
+/**
+ * Frees the invoice's next slot when it is stale and its allocation never reached the invoice:
+ * a manual allocation is settled (completed or undone); any other (an automatic allocation
+ * whose attempt died; its retry plans again) is undone by removing the slot.
+ */
+export async function settleStaleInvoiceSlot(deps: Dependencies, invoiceId: string): Promise<void> {
+  const invoice = await Invoice.findById(invoiceId).lean<InvoiceDoc>();
+  if (!invoice) return;
+  const entries = cryptoAllocationsOf(invoice);
+  const slot = await AllocationSlot.findById(`${invoiceId}#${entries.length}`).lean<AllocationSlotDoc>();
+  if (!slot || entries.some((e) => e.id === slot.allocation_id) || !isStale(slot.created_at)) return;
+  const tx = await CryptoTransaction.findById(slot.transaction_id).lean<CryptoTransactionDoc>();
+  const reserved = tx?.allocations?.find((a) => a._id === slot.allocation_id);
+  if (tx && reserved) {
+    const entry: Entry = { ...reserved, pays_in_full: !!reserved.pays_in_full };
+    if ((await settleManualAllocation(deps, tx._id, entry)) === 'completed') {
+      const fresh = await CryptoTransaction.findById(tx._id).lean<CryptoTransactionDoc>();
+      if (fresh) await announceManualAllocation(fresh, entry);
+    }
+    return;
+  }
+  await AllocationSlot.deleteOne({ _id: slot._id });
+}
+
+/** Manual allocation (`POST /v1/crypto_transactions/:id/allocations`). */
+export async function allocateManually(
+  deps: Dependencies,
+  tx: CryptoTransactionDoc,
+  loadInvoice: () => Promise<InvoiceDoc>,
+  amountApplied: string | undefined,
+): Promise<CryptoTransactionDoc> {
+  let invoice = await loadInvoice();
+  if (!OPEN_INVOICE_STATUSES.includes(invoice.status)) throw ApiError.invalid('Invoice is not open (pending or overdue)', 'invoice_id');
+  if (!tx.allocated_at) {
+    // Automatic allocation comes first (it may already pay this invoice): the allocation workflow's job.
+    await deps.workflows.allocation.allocateFirst(tx._id);
+    tx = (await CryptoTransaction.findById(tx._id).lean<CryptoTransactionDoc>())!;
+    invoice = await loadInvoice();
+    if (!OPEN_INVOICE_STATUSES.includes(invoice.status)) throw ApiError.invalid('Invoice is not open (pending or overdue)', 'invoice_id');
+  } else if (staleManualEntries(tx).length > 0) {
+    // An earlier manual allocation of this transaction may have died half-way: settle it first.
+    await settleStaleReservations(deps, tx);
+    tx = (await CryptoTransaction.findById(tx._id).lean<CryptoTransactionDoc>())!;
+    invoice = await loadInvoice();
+    if (!OPEN_INVOICE_STATUSES.includes(invoice.status)) throw ApiError.invalid('Invoice is not open (pending or overdue)', 'invoice_id');
+  }
+  const available = tx.unallocated_amount ?? '0.00';
+  const balance = balanceOf(invoice);
+  let amount: string;
+  if (amountApplied === undefined) {
+    amount = compareAmounts(available, balance) < 0 ? available : balance;
+  } else {
+    if (!/^\d{1,13}(\.\d{1,2})?$/.test(amountApplied)) throw ApiError.invalid('Amount applied must be a decimal string with at most two decimals', 'amount_applied');
+    amount = sumAmounts([amountApplied]);
+  }
+  if (compareAmounts(amount, '0.00') <= 0) {
+    throw ApiError.invalid(amountApplied === undefined ? 'The transaction has no unallocated amount left' : 'Amount applied must be greater than 0', 'amount_applied');
+  }
+  if (compareAmounts(amount, available) > 0) throw ApiError.invalid(`Amount applied exceeds the unallocated amount of the transaction (${available})`, 'amount_applied');
+  if (compareAmounts(amount, balance) > 0) throw ApiError.invalid(`Amount applied exceeds the invoice balance (${balance})`, 'amount_applied');
+  const margin = new Dec(invoice.total_amount).times(deps.config.slippageTolerance);
+  const paysInFull = new Dec(balance).minus(amount).lte(margin);
+  const now = new Date();
+  // Random part: an undone allocation's id is never reused by the next one.
+  const entry: Entry = { _id: allocationIdFor(tx._id, invoice._id, 'manual', randomHex(12)), invoice_id: invoice._id, amount_applied: amount, pays_in_full: paysInFull, created_at: now };
+
+  // Reserve on the transaction first (its slot, then the entry and the credit), then the invoice.
+  const txSlot = await takeTransactionSlot(tx, { allocation_id: entry._id, transaction_id: tx._id, invoice_id: invoice._id, amount_applied: amount, pays_in_full: paysInFull, created_at: now });
+  if (!txSlot) throw ApiError.conflict('allocation_conflict', 'The transaction changed while allocating; retry', 'id');
+  let reserved: CryptoTransactionDoc | null;
+  let result: 'applied' | 'already_applied' | 'conflict';
+  try {
+    // Under the slot, read again: a credit release (services/billing/invoiceChanges.ts) raises the credit
+    // under the transaction's slot too, and may have landed since the read above.
+    const held = await CryptoTransaction.findById(tx._id).lean<CryptoTransactionDoc>();
+    const credit = held?.unallocated_amount ?? available;
+    if (compareAmounts(amount, credit) > 0) {
+      await AllocationSlot.deleteOne({ _id: txSlot });
+      throw ApiError.conflict('allocation_conflict', 'The transaction changed while allocating; retry', 'id');
+    }
+    reserved = await CryptoTransaction.findOneAndUpdate(
+      { _id: tx._id },
+      { $set: { unallocated_amount: subtractAmounts(credit, amount) }, $push: { allocations: entry } },
+      { returnDocument: 'after' },
+    ).lean<CryptoTransactionDoc>();
+    if (!reserved) {
+      await AllocationSlot.deleteOne({ _id: txSlot });
+      throw ApiError.notFound('Crypto transaction not found', 'id');
+    }
+    await rollupsChanged(deps, scopeOfDoc(reserved), 'collections');
+    result = (await applyCryptoAllocation(deps, invoice._id, invoiceEntryOf(tx._id, entry), { amount_paid: invoice.amount_paid ?? '0.00', status: invoice.status })).result;
+  } catch (err) {
+    if (err instanceof ApiError) throw err;
+    // Failed half-way (the database): complete or undo now, so nothing is left blocking the invoice.
+    const settled = await settleOwnAllocation(deps, tx._id, entry).catch(() => 'pending' as const);
+    if (settled !== 'completed' && settled !== 'applied') throw err;
+    // Applied before the failure: what followed the write (its `invoice.paid`) may not have happened.
+    if (settled === 'applied' && paysInFull) await ensureInvoicePaidEvent(deps, invoice._id, entry._id);
+    reserved = await CryptoTransaction.findById(tx._id).lean<CryptoTransactionDoc>();
+    result = 'applied';
+  }
+  if (result === 'conflict') {
+    // Undone before answering, so a 409 never leaves credit reserved (or, worse, applied) behind.
+    const settled = await settleOwnAllocation(deps, tx._id, entry);
+    if (settled === 'applied' || settled === 'completed') {
+      reserved = await CryptoTransaction.findById(tx._id).lean<CryptoTransactionDoc>();
+    } else {
+      // The invoice's next slot may be held by an allocation that died: settled here, so a retry goes through.
+      await settleStaleInvoiceSlot(deps, invoice._id);
+      throw ApiError.conflict('allocation_conflict', 'The invoice changed while allocating; retry', 'invoice_id');
+    }
+  }
+  await announceManualAllocation(reserved!, entry);
+  return reserved!;
+}
