@@ -8,14 +8,17 @@ import type { Server } from 'node:http';
 import { createAccount } from '../src/services/accounts/accounts';
 import { Customer } from '../src/models/customer';
 import { newId, ID_PREFIX } from '../src/lib/ids';
+import { assignListSlots, recountListSlots } from '../src/services/writes/listing';
 import { measure, row, target } from './support';
 
 export async function runApiBench(apiUrl: string): Promise<string[]> {
   const account = await createAccount({ email: `bench-${Date.now()}@example.com`, password: 'bench-password' });
   const auth = { Authorization: `Bearer ${account.token}` };
 
-  // 10,000 customers, written straight to the collection (seeding is not what is measured).
+  // 10,000 customers, written straight to the collection (seeding is not what is measured), in
+  // the account's list as creates put them (slots in creation order, oldest first).
   const now = Date.now();
+  const slots = await assignListSlots(Customer, { accountId: account.account_id, sandbox: null }, 10_000);
   const docs = Array.from({ length: 10_000 }, (_, i) => ({
     _id: newId(ID_PREFIX.customer),
     account_id: account.account_id,
@@ -23,10 +26,12 @@ export async function runApiBench(apiUrl: string): Promise<string[]> {
     email: `seed${i}@bench.io`,
     first_name: 'Seed',
     last_name: String(i),
-    created_at: new Date(now - i * 1000),
-    updated_at: new Date(now - i * 1000),
+    created_at: new Date(now - (10_000 - i) * 1000),
+    updated_at: new Date(now - (10_000 - i) * 1000),
+    ...slots[i],
   }));
   for (let i = 0; i < docs.length; i += 1000) await Customer.collection.insertMany(docs.slice(i, i + 1000) as any[]);
+  await recountListSlots(Customer, slots);
   const targetId = docs[5000]._id;
 
   const bare = new Koa();

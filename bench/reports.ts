@@ -28,9 +28,7 @@ import { percentile, pool, target } from './support';
 import { isDeepStrictEqual } from 'node:util';
 import { rebuildRollup } from '../src/services/reports/reportRollups';
 import { receivablesTotals } from '../src/services/reports/reports';
-import { listScopeOf, recountListSlots } from '../src/services/writes/listing';
-import { ListCounter } from '../src/models/listCounter';
-import { bucketOfSeq } from '../src/lib/listWindow';
+import { assignListSlots, recountListSlots } from '../src/services/writes/listing';
 
 const SECTION = 'reports';
 /** The size the target is defined for (issue 14). */
@@ -130,13 +128,12 @@ export async function runReportsBench(apiUrl: string): Promise<string[]> {
     }
   }
   // Invoices listed as createListed lists them: creation order, buckets of 100, counted.
-  const listScope = listScopeOf({ accountId: account.account_id, sandbox: null });
   const listed = (invoices as { created_at: Date; list_scope?: string; list_bucket?: number }[]).sort((a, b) => a.created_at.getTime() - b.created_at.getTime());
-  listed.forEach((inv, n) => Object.assign(inv, { list_scope: listScope, list_bucket: bucketOfSeq(n + 1, 100) }));
+  const slots = await assignListSlots(Invoice, { accountId: account.account_id, sandbox: null }, listed.length);
+  listed.forEach((inv, n) => Object.assign(inv, slots[n]));
   const seedStarted = performance.now();
   await insertInBatches(Subscription, subs);
   await insertInBatches(Invoice, listed);
-  await ListCounter.updateOne({ _id: `h|${Invoice.collection.collectionName}|${listScope}` }, { $set: { seq: listed.length, size: 100 } }, { upsert: true });
   await recountListSlots(Invoice, listed);
   await insertInBatches(CryptoTransaction, transactions);
   progress(`${customers.length} customers, ${subs.length} subscriptions, ${invoices.length} invoices, ${transactions.length} transactions written in ${((performance.now() - seedStarted) / 1000).toFixed(0)} s`);

@@ -5,7 +5,7 @@
  */
 import { useTestDatabase } from '../support/db';
 import { newAccount, startTestApi, TestApi, Client } from '../support/api';
-import { setListBucketSize, backfillListSlots } from '../../src/services/writes/listing';
+import { setListBucketSize, backfillListSlots, assignListSlots, recountListSlots } from '../../src/services/writes/listing';
 import { ListCounter } from '../../src/models/listCounter';
 import { Product } from '../../src/models/product';
 import { Customer } from '../../src/models/customer';
@@ -105,6 +105,23 @@ describe('bucketed list pages', () => {
     expect(new Set(after)).toEqual(left);
     expect((await a.api.get('/v1/customers')).body.pagination.count).toBe(23);
     expect((await a.api.get('/v1/wallets')).body.pagination.count).toBe(24);
+  });
+
+  it('slots taken in bulk list documents written in bulk in creation order, between single creates', async () => {
+    const a = await newAccount(api.url);
+    const before = (await a.api.post('/v1/customers', { email: 'before@example.com' })).body.id as string;
+    // 11 customers written in one insert with 11 slots from one counter write (bucket size 4: they span buckets).
+    const slots = await assignListSlots(Customer, { accountId: a.account_id, sandbox: null }, 11);
+    expect(slots).toHaveLength(11);
+    const now = Date.now();
+    const bulk = slots.map((slot, i) => ({
+      _id: newId(ID_PREFIX.customer), account_id: a.account_id, sandbox: null, email: `bulk${i}@example.com`, first_name: null, last_name: null,
+      created_at: new Date(now + i), updated_at: new Date(now + i), ...slot,
+    }));
+    await Customer.collection.insertMany(bulk as never[]);
+    await recountListSlots(Customer, slots);
+    const after = (await a.api.post('/v1/customers', { email: 'after@example.com' })).body.id as string;
+    await expectPages(a.api, '/v1/customers', 'customers', [after, ...bulk.map((d) => d._id).reverse(), before]);
   });
 
   it('backfills documents written before buckets, after the bucketed ones, once', async () => {

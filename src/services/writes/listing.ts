@@ -75,15 +75,21 @@ async function withUpsertRetry<T>(op: () => Promise<T>): Promise<T> {
 
 /** The next creation slot of `scope` in `model`'s list. */
 export async function assignListSlot(model: Model<any>, scope: Scope): Promise<ListSlot> {
+  return (await assignListSlots(model, scope, 1))[0];
+}
+
+/** The next `count` creation slots of `scope` in `model`'s list, oldest first, in one counter write (documents written in bulk). */
+export async function assignListSlots(model: Model<any>, scope: Scope, count: number): Promise<ListSlot[]> {
   const list_scope = listScopeOf(scope);
   const head = await withUpsertRetry(() =>
     ListCounter.findOneAndUpdate(
       { _id: headId(model, list_scope) },
-      { $inc: { seq: 1 }, $setOnInsert: { size: bucketSize } },
+      { $inc: { seq: count }, $setOnInsert: { size: bucketSize } },
       { upsert: true, returnDocument: 'after' },
     ).lean<ListCounterDoc>(),
   );
-  return { list_scope, list_bucket: bucketOfSeq(head!.seq!, head!.size ?? DEFAULT_BUCKET_SIZE) };
+  const size = head!.size ?? DEFAULT_BUCKET_SIZE;
+  return Array.from({ length: count }, (_, i) => ({ list_scope, list_bucket: bucketOfSeq(head!.seq! - count + 1 + i, size) }));
 }
 
 async function countBucket(model: Model<any>, list_scope: string, list_bucket: number): Promise<number> {
