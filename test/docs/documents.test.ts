@@ -5,7 +5,7 @@
  * paths the pages name exist. Pure file reads: no server.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { CONFIG_VARIABLES } from '../../src/config';
 import { openapiDocument } from '../../src/api/openapi/document';
 
@@ -83,10 +83,18 @@ export function linkTargets(text: string): { target: string; line: number }[] {
 }
 
 /** Why a relative link of `file` does not resolve, or null when it does (absolute URLs are not followed). */
+const SHARED_SPEC = resolve(ROOT, '..', 'shared', 'spec');
+
 export function brokenLink(file: string, target: string): string | null {
   if (/^[a-z][a-z0-9+.-]*:/i.test(target)) return null;
   const [pathPart, anchor] = target.split('#', 2) as [string, string | undefined];
   const path = pathPart === '' ? file : resolve(dirname(file), decodeURIComponent(pathPart));
+  if (relative(ROOT, path).startsWith('..')) {
+    // The contract sits beside the checkout (../shared/spec), not in it: links may leave the
+    // repository only for it, and are checked only where it is there (not in a clone elsewhere).
+    if (!path.startsWith(SHARED_SPEC + sep)) return `${target}: outside the repository`;
+    if (!existsSync(SHARED_SPEC)) return null;
+  }
   if (!existsSync(path)) return `${target}: no such file`;
   if (anchor === undefined || anchor === '') return null;
   if (!path.endsWith('.md')) return null;
