@@ -5,7 +5,7 @@
  * service as the API (transaction, allocation, events), an audit entry per decision shown on the
  * page, another account's claim a 404. Claims are submitted through the public link flow.
  */
-import { readFileSync } from 'node:fs';
+import { axeViolations } from '../support/paymentPageChecks';
 import { useApiAndBrowser } from '../support/browser';
 import { useTestDatabase } from '../support/db';
 import { client, newAccount } from '../support/api';
@@ -19,7 +19,6 @@ import { AUTH_LIMITS, AuthThrottle } from '../../src/api/auth/throttle';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const altcha = require('altcha-lib/v1') as { solveChallenge(challenge: string, salt: string, algorithm?: string, max?: number): { promise: Promise<{ number: number } | null> } };
-const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 const VIEWPORTS = { desktop: { width: 1280, height: 900 }, phone: { width: 390, height: 844 } } as const;
 
 useTestDatabase();
@@ -238,11 +237,7 @@ describe('deciding claims in the console', () => {
       expect(await page.textContent('#recent-decisions')).toContain(`approve payment claim ${claims[0].id} - approved`);
       for (const [name, size] of Object.entries(VIEWPORTS)) {
         await page.setViewportSize(size);
-        await page.evaluate(AXE);
-        const result = await page.evaluate(() => (window as unknown as { axe: { run: (o: object) => Promise<any> } }).axe.run({ resultTypes: ['violations'] }));
-        const serious = (result.violations as { id: string; impact: string; nodes: { target: string[] }[] }[])
-          .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-          .map((v) => `${v.impact} ${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+        const serious = await axeViolations(page);
         expect([name, serious]).toEqual([name, []]);
         const wide = await page.evaluate(() =>
           Array.from(document.querySelectorAll('body *'))

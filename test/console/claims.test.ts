@@ -4,7 +4,7 @@
  * address, transactions and other claims with the hash), another account's claims never shown,
  * and the page in Chromium at desktop and phone widths with axe-core finding nothing serious.
  */
-import { readFileSync } from 'node:fs';
+import { axeViolations } from '../support/paymentPageChecks';
 import { useApiAndBrowser } from '../support/browser';
 import { useTestDatabase } from '../support/db';
 import { newAccount } from '../support/api';
@@ -15,7 +15,6 @@ import { ChainPaymentRecord } from '../../src/models/chainPayment';
 import { CryptoAddress } from '../../src/models/cryptoAddress';
 import { newId, ID_PREFIX } from '../../src/lib/ids';
 
-const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 const VIEWPORTS = { desktop: { width: 1280, height: 900 }, phone: { width: 390, height: 844 } } as const;
 
 useTestDatabase();
@@ -87,11 +86,7 @@ describe('payment claims queue', () => {
       expect(await page.locator('section.claim').count()).toBe(2);
       for (const [name, size] of Object.entries(VIEWPORTS)) {
         await page.setViewportSize(size);
-        await page.evaluate(AXE);
-        const result = await page.evaluate(() => (window as unknown as { axe: { run: (o: object) => Promise<any> } }).axe.run({ resultTypes: ['violations'] }));
-        const serious = (result.violations as { id: string; impact: string; nodes: { target: string[] }[] }[])
-          .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-          .map((v) => `${v.impact} ${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+        const serious = await axeViolations(page);
         expect([name, serious]).toEqual([name, []]);
         // Nothing wider than the screen (naming what sticks out, if anything).
         const wide = await page.evaluate(() =>

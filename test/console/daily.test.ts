@@ -7,6 +7,10 @@
  * submitted through its link, approved in the console, allocated, and the invoice page shows it
  * paid with the allocation. Allocation runs inline (the test API runs without Temporal).
  */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { useApiAndBrowser } from '../support/browser';
 import { useTestDatabase } from '../support/db';
 import { client, newAccount } from '../support/api';
@@ -384,5 +388,20 @@ describe('the customer says they paid', () => {
     expect(payment.text).toContain('id="payment-source">approved claim<');
     expect(payment.text).toContain(`<code class="id">${claim.id}</code>`);
     expect(rowsOf(payment.text, 'payment-allocations').map((r) => r.slice(0, 4))).toEqual([[invoice.id, 'paid', '100.00', '100.00 (settles it)']]);
+
+    // And the PDF in hand, from the invoice page's link: paid, nothing left to pay.
+    const pdfHref = /id="invoice-pdf-link" href="([^"]+)"/.exec(page.text)![1];
+    const pdf = await fetch(url() + new URL(pdfHref).pathname);
+    expect(pdf.headers.get('content-type')).toBe('application/pdf');
+    const dir = mkdtempSync(join(tmpdir(), 'console-pdf-'));
+    try {
+      writeFileSync(join(dir, 'invoice.pdf'), Buffer.from(await pdf.arrayBuffer()));
+      const text = execFileSync('pdftotext', ['-layout', '-enc', 'UTF-8', join(dir, 'invoice.pdf'), '-'], { encoding: 'utf8' });
+      expect(text).toContain(invoice.id);
+      expect(text).toContain('Claire Mant');
+      expect(text).toMatch(/Amount due\s+0\.00/i);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

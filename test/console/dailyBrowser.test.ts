@@ -5,7 +5,8 @@
  * error (a CSP violation is one). Then a search, and marking an invoice paid through the form.
  * Screenshots go to artifacts/console/ (CONSOLE_ARTIFACTS_DIR).
  */
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
+import { axeViolations } from '../support/paymentPageChecks';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { useApiAndBrowser } from '../support/browser';
@@ -15,7 +16,6 @@ import { BTC_BECH32, invoiceOf, txHash } from '../crypto/helpers';
 
 const ARTIFACTS = process.env.CONSOLE_ARTIFACTS_DIR ?? path.join(__dirname, '..', '..', 'artifacts', 'console');
 mkdirSync(ARTIFACTS, { recursive: true });
-const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 const VIEWPORTS = { desktop: { width: 1280, height: 900 }, phone: { width: 390, height: 844 } } as const;
 
 useTestDatabase();
@@ -25,11 +25,7 @@ const env = useApiAndBrowser();
 async function check(page: Page, name: string) {
   for (const [label, size] of Object.entries(VIEWPORTS)) {
     await page.setViewportSize(size);
-    await page.evaluate(AXE);
-    const result = await page.evaluate(() => (window as unknown as { axe: { run: (o: object) => Promise<any> } }).axe.run({ resultTypes: ['violations'] }));
-    const serious = (result.violations as { id: string; impact: string; nodes: { target: string[] }[] }[])
-      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-      .map((v) => `${v.impact} ${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+    const serious = await axeViolations(page);
     expect([name, label, serious]).toEqual([name, label, []]);
     if (label === 'phone') {
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);

@@ -1,6 +1,7 @@
 /**
  * Checks of the customer's payment pages in a browser (a claim link's pay page, an invoice's
- * hosted page): what a QR code on the page holds, and what axe-core finds serious or critical.
+ * hosted page): what a QR code on the page holds; and what axe-core finds serious or critical on
+ * any page (the console's too).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
