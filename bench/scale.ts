@@ -32,6 +32,7 @@ import { createAccount } from '../src/services/accounts/accounts';
 import { Customer } from '../src/models/customer';
 import { ID_PREFIX, newId } from '../src/lib/ids';
 import { percentile, pool, target } from './support';
+import { withCpu } from './cpu';
 
 const FACTOR = Number(process.env.BENCH_SCALE_FACTOR ?? 1);
 /** A's size at stage 4 (the issue's 30,000); 3,000 or less skips stage 4. */
@@ -163,6 +164,8 @@ interface Stage {
   accountSize: number;
   collectionSize: number;
   get: { p50: number; n: number };
+  /** CPU of one GET :id, every process of the stack and the bench counted (bench/cpu.ts). */
+  getCpuMs: number;
   patch: { p50: number; n: number };
   list: { p50: number; n: number };
   createsPerSecond: number;
@@ -170,14 +173,15 @@ interface Stage {
 
 async function measureReads(client: Client, ids: string[], label: string): Promise<Omit<Stage, 'createsPerSecond'>> {
   const pick = () => ids[Math.floor(Math.random() * ids.length)];
-  const get = await sample(client, GET_SAMPLING, () => client.request('GET', `/v1/customers/${pick()}`), 10);
+  const { result: get, cpu: getCpu } = await withCpu(() => sample(client, GET_SAMPLING, () => client.request('GET', `/v1/customers/${pick()}`), 10));
+  const getCpuMs = (getCpu.total * 1000) / Math.max(1, get.n);
   const patch = await sample(client, PATCH_SAMPLING, (i) => client.request('PATCH', `/v1/customers/${pick()}`, { first_name: `Patched ${i}` }), 5);
   const list = await sample(client, LIST_SAMPLING, () => client.request('GET', '/v1/customers?page=1'), 2);
   const listed = await client.request('GET', '/v1/customers?page=1');
   const collectionSize = await Customer.countDocuments({});
-  const stage = { label, accountSize: listed.json.pagination.count as number, collectionSize, get, patch, list };
+  const stage = { label, accountSize: listed.json.pagination.count as number, collectionSize, get, getCpuMs, patch, list };
   progress(
-    `${label}: A ${fmt(stage.accountSize)}, collection ${fmt(collectionSize)}: GET p50 ${ms(get.p50)} (n=${get.n}), PATCH p50 ${ms(patch.p50)} (n=${patch.n}), list page 1 p50 ${ms(list.p50)} (n=${list.n})`,
+    `${label}: A ${fmt(stage.accountSize)}, collection ${fmt(collectionSize)}: GET p50 ${ms(get.p50)} (n=${get.n}, CPU ${ms(getCpuMs)} each), PATCH p50 ${ms(patch.p50)} (n=${patch.n}), list page 1 p50 ${ms(list.p50)} (n=${list.n})`,
   );
   return stage;
 }
@@ -252,9 +256,10 @@ export async function runScaleBench(apiUrl: string): Promise<string[]> {
     ),
     ...stages.slice(1).map(
       (s, i) =>
-        `  stage ${i + 2} / stage 1: GET x${ratio(s.get.p50, stage1.get.p50).toFixed(2)}, PATCH x${ratio(s.patch.p50, stage1.patch.p50).toFixed(2)}, ` +
+        `  stage ${i + 2} / stage 1: GET x${ratio(s.get.p50, stage1.get.p50).toFixed(2)} (CPU per GET x${ratio(s.getCpuMs, stage1.getCpuMs).toFixed(2)}), PATCH x${ratio(s.patch.p50, stage1.patch.p50).toFixed(2)}, ` +
         `list page 1 x${ratio(s.list.p50, stage1.list.p50).toFixed(2)}, create rate x${ratio(s.createsPerSecond, stage1.createsPerSecond).toFixed(2)} (slowdown x${ratio(stage1.createsPerSecond, s.createsPerSecond).toFixed(2)})`,
     ),
+    `  CPU per GET :id (all processes, over its sampling): ${stages.map((s) => ms(s.getCpuMs)).join(' / ')}`,
     `  samples per stage: GET ${stages.map((s) => s.get.n).join('/')}, PATCH ${stages.map((s) => s.patch.n).join('/')}, list ${stages.map((s) => s.list.n).join('/')}; ` +
       `${a.retried5xx + b.retried5xx} creates retried after a 5xx; ${a.errors} failed read/PATCH samples left out`,
     `  growth: A ${fmt(sizeA1 - window)} in ${(growA1 / 1000).toFixed(0)} s, B ${fmt(sizeB)} in ${(growB / 1000).toFixed(0)} s (${(sizeB / (growB / 1000)).toFixed(1)}/s), ` +
