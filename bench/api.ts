@@ -9,7 +9,8 @@ import { createAccount } from '../src/services/accounts/accounts';
 import { Customer } from '../src/models/customer';
 import { newId, ID_PREFIX } from '../src/lib/ids';
 import { assignListSlots, recountListSlots } from '../src/services/writes/listing';
-import { measure, row, target } from './support';
+import { measure, Measured, row, target } from './support';
+import { cpuLine, withCpu, CpuWindow } from './cpu';
 
 export async function runApiBench(apiUrl: string): Promise<string[]> {
   const account = await createAccount({ email: `bench-${Date.now()}@example.com`, password: 'bench-password' });
@@ -45,10 +46,18 @@ export async function runApiBench(apiUrl: string): Promise<string[]> {
   const bareUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
 
   try {
-    const baseline = await measure('bare Koa + raw driver findOne', { url: `${bareUrl}/` });
-    const get = await measure('GET /v1/customers/:id (authenticated)', { url: `${apiUrl}/v1/customers/${targetId}`, headers: auth });
+    // Each run's CPU, every process of the stack and the bench (autocannon) counted, per request.
+    const cpuOf = new Map<Measured, { cpu: CpuWindow; seconds: number }>();
+    const measured = async (name: string, opts: Parameters<typeof measure>[1]) => {
+      const { result, cpu, seconds } = await withCpu(() => measure(name, opts));
+      cpuOf.set(result, { cpu, seconds });
+      return result;
+    };
+    const cpuPerRequest = (m: Measured) => (cpuOf.get(m)!.cpu.total * 1000) / Math.max(1, m.requests);
+    const baseline = await measured('bare Koa + raw driver findOne', { url: `${bareUrl}/` });
+    const get = await measured('GET /v1/customers/:id (authenticated)', { url: `${apiUrl}/v1/customers/${targetId}`, headers: auth });
     let n = 0;
-    const post = await measure('POST /v1/customers', {
+    const post = await measured('POST /v1/customers', {
       url: `${apiUrl}/v1/customers`,
       method: 'POST',
       headers: { ...auth, 'Content-Type': 'application/json' },
@@ -59,8 +68,8 @@ export async function runApiBench(apiUrl: string): Promise<string[]> {
     const listed = await fetch(`${apiUrl}/v1/customers?page=1`, { headers: auth });
     if (!listed.ok) throw new Error(`GET /v1/customers answered ${listed.status}`);
     const { pagination } = (await listed.json()) as { pagination: { pages: number; count: number } };
-    const first = await measure(`GET /v1/customers?page=1 (${pagination.count} customers)`, { url: `${apiUrl}/v1/customers?page=1`, headers: auth, connections: 1, duration: 8 });
-    const last = await measure(`GET /v1/customers?page=${pagination.pages} (last page)`, { url: `${apiUrl}/v1/customers?page=${pagination.pages}`, headers: auth, connections: 1, duration: 8 });
+    const first = await measured(`GET /v1/customers?page=1 (${pagination.count} customers)`, { url: `${apiUrl}/v1/customers?page=1`, headers: auth, connections: 1, duration: 8 });
+    const last = await measured(`GET /v1/customers?page=${pagination.pages} (last page)`, { url: `${apiUrl}/v1/customers?page=${pagination.pages}`, headers: auth, connections: 1, duration: 8 });
     const getRatio = get.rps / baseline.rps;
     const pageRatio = last.p50 / Math.max(first.p50, 0.001);
     return [
@@ -70,6 +79,8 @@ export async function runApiBench(apiUrl: string): Promise<string[]> {
       row(post, baseline),
       row(first, baseline),
       row(last, baseline),
+      ...[baseline, get, post, first, last].map((m) => `  cpu per request, ${m.name}: ${cpuPerRequest(m).toFixed(2)} ms = x${(cpuPerRequest(m) / cpuPerRequest(baseline)).toFixed(1)} of the baseline's`),
+      cpuLine(`${get.name}`, cpuOf.get(get)!.cpu, cpuOf.get(get)!.seconds),
       `authenticated GET throughput / baseline: ${getRatio.toFixed(2)} (target >= 0.5)`,
       `last page p50 / first page p50: ${pageRatio.toFixed(2)} (target <= 2)`,
       target('api', 'get-throughput-vs-baseline', `x${getRatio.toFixed(2)} (${get.rps.toFixed(0)} vs ${baseline.rps.toFixed(0)} req/s)`, '>= x0.5', getRatio >= 0.5),

@@ -5,6 +5,8 @@ export interface Measured {
   rps: number;
   p50: number;
   p99: number;
+  /** Requests answered over the run. */
+  requests: number;
 }
 
 export async function measure(name: string, opts: autocannon.Options): Promise<Measured> {
@@ -12,7 +14,7 @@ export async function measure(name: string, opts: autocannon.Options): Promise<M
   if (result.non2xx > 0 || result.errors > 0 || result.timeouts > 0) {
     throw new Error(`${name}: ${result.non2xx} non-2xx responses, ${result.errors} errors, ${result.timeouts} timeouts`);
   }
-  return { name, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99 };
+  return { name, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, requests: result.requests.total };
 }
 
 export function row(m: Measured, baseline?: Measured): string {
