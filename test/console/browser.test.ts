@@ -6,6 +6,7 @@
  * (CONSOLE_ARTIFACTS_DIR), and no page may log an error (a CSP violation is one).
  */
 import { mkdirSync, readFileSync } from 'node:fs';
+import { axeViolations } from '../support/paymentPageChecks';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { useApiAndBrowser } from '../support/browser';
@@ -66,6 +67,8 @@ async function shoot(context: BrowserContext, page: Page, name: string) {
     await page.setViewportSize(size);
     if (name === 'overview') await page.waitForTimeout(300); // charts redraw on resize
     await page.screenshot({ path: path.join(ARTIFACTS, `${name}-${label}.png`), fullPage: true });
+    // Accessible at both widths: axe-core finds nothing serious or critical.
+    expect([name, label, await axeViolations(page)]).toEqual([name, label, []]);
     if (label === 'phone') {
       // Usable on a phone: nothing wider than the screen but the scrolling table boxes.
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);

@@ -12,7 +12,7 @@ import type { PaymentRow, paymentPage as paymentPageData } from '../../services/
 import type { InvoiceAction } from '../../services/console/consoleAudit';
 import type { Pagination } from '../../lib/pagination';
 import { INVOICE_STATUSES } from '../../models/invoice';
-import { auditLine, CopyId, Csrf, CustomerCell, layout, query, rowsOr, scopeName, StepUp } from './views';
+import { auditLine, CopyId, Csrf, CustomerCell, layout, query, rowsOr, scopeName, StepUp, TableBox } from './views';
 
 type CustomerData = Awaited<ReturnType<typeof customerPageData>>;
 type InvoiceData = Awaited<ReturnType<typeof invoicePageData>>;
@@ -41,14 +41,6 @@ function Pager({ base, params, page, pages, more }: { base: string; params: Reco
       <span class="notice">{pages === null ? `Page ${page}` : `Page ${page} of ${Math.max(pages, 1)}`}</span>
     </div>
   );
-}
-
-/**
- * A table's scrolling box: focusable and named, so a keyboard can scroll a table wider than a
- * phone (axe-core's scrollable-region-focusable), even one without a link in it.
- */
-function TableBox({ label, children }: { label: string; children: ComponentChildren }) {
-  return <div class="table-wrap" tabIndex={0} role="region" aria-label={label}>{children}</div>;
 }
 
 const invoiceLink = (id: string) => <a href={`/console/invoices/${encodeURIComponent(id)}`}>{id}</a>;

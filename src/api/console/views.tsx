@@ -39,6 +39,14 @@ export const CopyId = ({ id }: { id: string }) => <code class="id">{id}</code>;
  * A customer as every table shows it: name (or email) linking to its page, the email, and the id
  * to copy. Without a label (deleted, or not looked up) the id alone; without an id the account wallet.
  */
+/**
+ * A table's scrolling box: focusable and named, so a keyboard can scroll a table wider than a
+ * phone (axe-core's scrollable-region-focusable), even one without a link in it.
+ */
+export function TableBox({ label, children }: { label: string; children: ComponentChildren }) {
+  return <div class="table-wrap" tabIndex={0} role="region" aria-label={label}>{children}</div>;
+}
+
 export function CustomerCell({ id, label }: { id: string | null | undefined; label?: CustomerLabel | null }) {
   if (!id) return <>Account wallet</>;
   if (!label) return <CopyId id={id} />;
@@ -171,7 +179,7 @@ export function overviewPage(session: ConsoleSessionView, o: Overview): string {
         <section id="amount-mismatches">
           <h2>Payments to review: the chain paid another amount</h2>
           <p class="notice">Recorded by hand or from a claim, then found on chain with a different amount. Each stays as recorded, with its allocations: correct it with the customer.</p>
-          <div class="table-wrap">
+          <TableBox label="Payments to review">
             <table>
               <thead><tr><th>Transaction</th><th>Hash</th><th class="num">Recorded</th><th class="num">On chain</th><th>Detected</th></tr></thead>
               <tbody>
@@ -186,7 +194,7 @@ export function overviewPage(session: ConsoleSessionView, o: Overview): string {
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableBox>
         </section>
       )}
       <JsonBlock id="chart-data" data={o.charts} />
@@ -226,7 +234,7 @@ export function subscriptionsPage(session: ConsoleSessionView, filter: Subscript
         <button type="submit">Filter</button>
       </form>
       <p class="notice" id="sub-count">{`${t.count} subscription${t.count === 1 ? '' : 's'}`}</p>
-      <div class="table-wrap">
+      <TableBox label="Subscriptions">
         <table id="subscriptions">
           <thead><tr><th>Subscription</th><th>Customer</th><th>Status</th><th class="num">MRR</th><th>Next billing</th><th>Started</th></tr></thead>
           <tbody>
@@ -242,7 +250,7 @@ export function subscriptionsPage(session: ConsoleSessionView, filter: Subscript
             ), 6, 'No subscriptions match.')}
           </tbody>
         </table>
-      </div>
+      </TableBox>
       <div class="pager">
         {t.page > 1 ? <a href={`/console/subscriptions${query({ ...f, page: t.page - 1 })}`}>← Newer</a> : null}
         {t.page < t.pages ? <a href={`/console/subscriptions${query({ ...f, page: t.page + 1 })}`}>Older →</a> : null}
@@ -341,7 +349,7 @@ export function lifecyclePage(session: ConsoleSessionView, l: Lifecycle, tempora
         <a id="temporal-link" href={temporalLink} rel="noopener noreferrer" target="_blank">Workflow in the Temporal UI</a>
       </p>
       <h2>Lifecycle</h2>
-      <div class="lifecycle">
+      <div class="lifecycle" tabIndex={0} role="region" aria-label="Lifecycle">
         <LifecycleSvg l={l} now={now} />
         <p class="legend">
           <span><i class="inv-paid"></i>Invoice paid</span><span><i class="inv-pending"></i>pending</span><span><i class="inv-overdue"></i>overdue</span>
@@ -349,7 +357,7 @@ export function lifecyclePage(session: ConsoleSessionView, l: Lifecycle, tempora
         </p>
       </div>
       <h2>Phases</h2>
-      <div class="table-wrap">
+      <TableBox label="Phases">
         <table id="phases">
           <thead><tr><th>#</th><th>Start</th><th>End</th><th>Items</th></tr></thead>
           <tbody>
@@ -370,9 +378,9 @@ export function lifecyclePage(session: ConsoleSessionView, l: Lifecycle, tempora
             ))}
           </tbody>
         </table>
-      </div>
+      </TableBox>
       <h2>Invoices</h2>
-      <div class="table-wrap">
+      <TableBox label="Invoices">
         <table id="invoices">
           <thead><tr><th>Invoice</th><th>Status</th><th>Period</th><th>Due</th><th class="num">Total</th><th class="num">Paid</th></tr></thead>
           <tbody>
@@ -388,9 +396,9 @@ export function lifecyclePage(session: ConsoleSessionView, l: Lifecycle, tempora
             ), 6, 'None yet.')}
           </tbody>
         </table>
-      </div>
+      </TableBox>
       <h2>Payments</h2>
-      <div class="table-wrap">
+      <TableBox label="Payments">
         <table id="payments">
           <thead><tr><th>Applied at</th><th>Invoice</th><th class="num">USD</th><th>Paid with</th><th>Source</th></tr></thead>
           <tbody>
@@ -399,18 +407,18 @@ export function lifecyclePage(session: ConsoleSessionView, l: Lifecycle, tempora
             ), 5, 'None.')}
           </tbody>
         </table>
-      </div>
+      </TableBox>
       <h2>Proration credits</h2>
-      <div class="table-wrap">
+      <TableBox label="Proration credits">
         <table id="credits">
           <thead><tr><th>At</th><th>Invoice</th><th class="num">USD</th><th>Description</th></tr></thead>
           <tbody>
             {rowsOr(l.credits, (c) => <tr><td>{c.at}</td><td>{c.invoice_id}</td><td class="num">{c.amount}</td><td>{c.description}</td></tr>, 4, 'None.')}
           </tbody>
         </table>
-      </div>
+      </TableBox>
       <h2>Timeline</h2>
-      <div class="table-wrap">
+      <TableBox label="Timeline">
         <table id="timeline">
           <thead><tr><th>At</th><th>Step</th><th>Invoice</th><th class="num">Amount</th></tr></thead>
           <tbody>
@@ -419,7 +427,7 @@ export function lifecyclePage(session: ConsoleSessionView, l: Lifecycle, tempora
             ), 4, 'No events kept.')}
           </tbody>
         </table>
-      </div>
+      </TableBox>
     </>
   );
   return layout(`Subscription ${l.id}`, body, { session, current: '/console/subscriptions' });
@@ -441,7 +449,7 @@ export function receivablesPage(session: ConsoleSessionView, r: ReceivablesRepor
       {r.buckets.map((b) => (
         <>
           <h2>{b.label} <small class="notice">{`${b.count} · ${b.amount} USD`}</small></h2>
-          <div class="table-wrap">
+          <TableBox label={b.label}>
             <table class="bucket" data-bucket={b.bucket}>
               <thead><tr><th>Invoice</th><th>Customer</th><th>Status</th><th>Due</th><th class="num">Days past due</th><th class="num">Total</th><th class="num">Balance</th></tr></thead>
               <tbody>
@@ -453,7 +461,7 @@ export function receivablesPage(session: ConsoleSessionView, r: ReceivablesRepor
                 ), 7, 'None.')}
               </tbody>
             </table>
-          </div>
+          </TableBox>
           {b.invoices_truncated ? <p class="notice">Only the oldest 1,000 are listed; the CSV has every invoice.</p> : null}
         </>
       ))}
@@ -472,7 +480,7 @@ export function collectionsPage(session: ConsoleSessionView, c: CollectionsRepor
         <button type="submit">Show</button>
         <a id="csv-link" href={`/console/reports/collections.csv${query({ from: c.from, to: c.to })}`} download>Download CSV</a>
       </form>
-      <div class="table-wrap">
+      <TableBox label="Collections">
         <table id="collections">
           <thead><tr><th>Month</th><th>Currency</th><th>Source</th><th>Manual</th><th class="num">Payments</th><th class="num">Amount</th><th class="num">USD value</th><th class="num">Allocated</th><th class="num">Unallocated</th></tr></thead>
           <tbody>
@@ -484,25 +492,25 @@ export function collectionsPage(session: ConsoleSessionView, c: CollectionsRepor
             ), 9, 'Nothing collected in these months.')}
           </tbody>
         </table>
-      </div>
+      </TableBox>
       <h2>Per month (USD)</h2>
-      <div class="table-wrap">
+      <TableBox label="Collections per month">
         <table id="collections-months">
           <thead><tr><th>Month</th><th class="num">Payments</th><th class="num">USD</th></tr></thead>
           <tbody>
             {c.months.map((m) => <tr><td>{m.month}</td><td class="num">{m.payments}</td><td class="num">{m.usd_value}</td></tr>)}
           </tbody>
         </table>
-      </div>
+      </TableBox>
       <h2>Unallocated credit per customer</h2>
-      <div class="table-wrap">
+      <TableBox label="Unallocated credit per customer">
         <table id="credit">
           <thead><tr><th>Customer</th><th class="num">Transactions</th><th class="num">Credit (USD)</th></tr></thead>
           <tbody>
             {rowsOr(c.unallocated_credit, (u) => <tr><td><CustomerCell id={u.customer_id} label={u.customer_id ? labels.get(u.customer_id) : null} /></td><td class="num">{u.transactions}</td><td class="num">{u.amount}</td></tr>, 3, 'None.')}
           </tbody>
         </table>
-      </div>
+      </TableBox>
     </>
   );
   return layout('Collections', body, { session, current: '/console/collections' });
