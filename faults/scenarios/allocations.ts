@@ -12,7 +12,7 @@ import { bech32 } from '@scure/base';
 import Decimal from 'decimal.js';
 import { CryptoTransaction, CryptoTransactionDoc } from '../../src/models/cryptoTransaction';
 import { Invoice, InvoiceDoc, OPEN_INVOICE_STATUSES } from '../../src/models/invoice';
-import { cryptoAllocationsOf } from '../../src/services/billing/invoices';
+import { cryptoAllocationsOf } from '../../src/services/billing/invoiceWrites';
 import { ApiClient, pool } from '../client';
 import { ScenarioContext, ScenarioResult, seconds, startScenarioApp } from '../scenario';
 import { sleep, waitUntil } from '../stack';

@@ -14,7 +14,7 @@ import Decimal from 'decimal.js';
 import { CryptoTransaction, CryptoTransactionDoc } from '../../src/models/cryptoTransaction';
 import { Event } from '../../src/models/event';
 import { Invoice, InvoiceDoc } from '../../src/models/invoice';
-import { cryptoAllocationsOf } from '../../src/services/billing/invoices';
+import { cryptoAllocationsOf } from '../../src/services/billing/invoiceWrites';
 import { WebhookDelivery } from '../../src/models/webhookDelivery';
 import { workflowIds } from '../../src/temporal/workflowIds';
 import { ScenarioContext, ScenarioResult, seconds, startScenarioApp } from '../scenario';

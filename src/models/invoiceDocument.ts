@@ -2,7 +2,7 @@
  * What an invoice's customer-facing documents need stored: the secret of its links (its hosted
  * page `/invoice/<secret>` and its PDF `/invoice/<secret>/pdf`), stored as the payment claim
  * links store theirs (the secret on the link, a lookup keyed by its SHA-256), and its last PDF.
- * Kept apart from the invoice document, which its writers take turns on (services/billing/invoiceChanges.ts).
+ * Kept apart from the invoice document, which its writers take turns on (services/billing/invoiceWrites.ts).
  */
 import { Schema, model, InferSchemaType } from 'mongoose';
 import { timestamps } from './scope';

@@ -4,7 +4,8 @@ import { Event } from '../../src/models/event';
 import { BTC_P2PKH, BTC_BECH32, ETH_EIP55, ETH_EIP55_2, customerWithWallet, invoiceOf, txHash } from '../crypto/helpers';
 import { FixedRateOracle, PriceOracle, PriceUnavailableError } from '../../src/services/crypto/priceOracle';
 import { SwitchableOracle, testDependencies } from '../support/dependencies';
-import { allocateTransaction, ORPHAN_AFTER_MS } from '../../src/services/crypto/allocation';
+import { allocateTransaction } from '../../src/services/crypto/allocation';
+import { ORPHAN_AFTER_MS } from '../../src/services/billing/invoiceWrites';
 import { Invoice } from '../../src/models/invoice';
 import { AllocationSlot, CryptoTransaction, CryptoTransactionDoc } from '../../src/models/cryptoTransaction';
 

@@ -2,67 +2,24 @@
  * Changes to an invoice other than a crypto allocation: the API's PATCH, the due-date
  * workflow's overdue marking, and the line items a deleted price takes with it.
  *
- * Each holds the invoice's next allocation slot (`<invoice>#<n>`, services/billing/invoices.ts
- * applyCryptoAllocation) while it writes. FerretDB v1 runs an update as a read of the whole
- * document and a write of the whole document, with nothing held in between, so a filter such as
- * `{ _id, status: 'pending' }` is no guard: an allocation and a void landing at once could each
- * undo the other (the payment's `amount_paid` wiped by the void, or the void undone by the
- * payment). Allocations take that slot too, so the slot makes the invoice's writers go one at a
- * time; the holder reads the invoice again under it and writes from that read.
+ * Each writes through `writeInvoiceHeld` (services/billing/invoiceWrites.ts, the invoice's write
+ * protocol): it holds the invoice's next allocation slot (`<invoice>#<n>`, which allocations take
+ * too) while it writes, reads the invoice again under it and writes from that read, since on
+ * FerretDB v1 a filter such as `{ _id, status: 'pending' }` is no guard (the reasons are there).
  */
 import { AllocationSlot, CryptoTransaction, CryptoTransactionDoc } from '../../models/cryptoTransaction';
-import { isDuplicateKey } from '../../models/errors';
 import { Invoice, InvoiceDoc, InvoiceStatus, OPEN_INVOICE_STATUSES } from '../../models/invoice';
 import { Scope, scopeFilter, scopeOfDoc } from '../../models/scope';
 import { ApiError } from '../../lib/errors';
-import { randomHex } from '../../lib/ids';
 import { afterLinesRemoved, creditReleased, ReleasableEntry, releaseSurplus } from '../../billing/lineRemoval';
 import { compareAmounts, subtractAmounts, sumAmounts } from '../../billing/money';
 import { presentCryptoTransaction } from '../../presenters/cryptoTransaction';
-import { checkDueDate, cryptoAllocationsOf, findInvoice } from './invoices';
-import { settleStaleInvoiceSlot, takeTransactionSlot } from '../crypto/allocation';
-import { HeldWrite, Holds, writeHeld } from '../writes/heldWrites';
+import { checkDueDate, findInvoice } from './invoices';
+import { cryptoAllocationsOf, takeTransactionSlot, writeInvoiceHeld } from './invoiceWrites';
 import { recordEvent } from '../writes/events';
 import { rollupsChanged } from '../reports/reportRollups';
 import { invoiceEvent, presentInvoiceWithLinks } from './invoiceLinks';
 import type { Dependencies } from '../../dependencies';
-
-/**
- * An invoice's version is the number of its crypto allocations, and its hold is the slot of the
- * next one (`<invoice>#<n>`), which allocations take too; a holder that died (its slot stale) is
- * settled on the way (services/crypto/allocation.ts). A change does not step the version.
- */
-function invoiceHolds(deps: Dependencies): Holds {
-  return {
-    versionFields: { crypto_allocations: 1 },
-    versionOf: (invoice) => cryptoAllocationsOf(invoice as InvoiceDoc).length,
-    take: async (invoiceId, n) => {
-      const slotId = `${invoiceId}#${n}`;
-      try {
-        await AllocationSlot.create({ _id: slotId, allocation_id: `hold:${randomHex(8)}`, transaction_id: '-', invoice_id: invoiceId, amount_applied: '0.00', pays_in_full: false, created_at: new Date() });
-        return slotId;
-      } catch (err) {
-        if (!isDuplicateKey(err)) throw err;
-        // Held by an allocation or another change: it ends in milliseconds, unless its writer died.
-        await settleStaleInvoiceSlot(deps, invoiceId);
-        return null;
-      }
-    },
-    release: async (slotId) => {
-      await AllocationSlot.deleteOne({ _id: slotId });
-    },
-    stepped: () => ({}),
-  };
-}
-
-/**
- * Writes `plan(invoice)` (a `$set`, or null for nothing to write) while holding the invoice's
- * next allocation slot; `plan` sees the invoice as read under it and may throw (an ApiError) to
- * refuse. `busy` when other writers kept it for every try.
- */
-export function writeInvoiceHeld(deps: Dependencies, invoiceId: string, plan: (invoice: InvoiceDoc) => Record<string, unknown> | null): Promise<HeldWrite<InvoiceDoc>> {
-  return writeHeld<InvoiceDoc>(Invoice, invoiceId, plan, { holds: invoiceHolds(deps) });
-}
 
 export async function updateInvoice(deps: Dependencies, scope: Scope, id: string, input: { status?: InvoiceStatus; due_date?: string }) {
   await findInvoice(scope, id);

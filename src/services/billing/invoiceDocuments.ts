@@ -18,7 +18,8 @@ import { compareAmounts } from '../../billing/money';
 import { settlementOf } from '../../cryptocurrency/settlement';
 import { derivePaymentStatus } from '../../cryptocurrency/paymentStatus';
 import type { Dependencies } from '../../dependencies';
-import { cryptoAllocationsOf, findInvoice } from './invoices';
+import { findInvoice } from './invoices';
+import { cryptoAllocationsOf } from './invoiceWrites';
 import { findInvoiceBySecret, hostedInvoicePath, invoiceBySecret, invoiceDocumentUrls, rotateLinkSecret } from './invoiceLinks';
 import { paymentOptions, payToWallet, pendingChainPayments, PayToWallet, qrPaymentUri } from '../crypto/paymentOptions';
 

@@ -6,7 +6,7 @@
  * A link is made on the invoice's first read, not by a pass at start-up: invoices made before
  * links existed get theirs the same way, without a start-up pass over every invoice that each
  * API process would run, and without writing the invoice document (its writers take turns,
- * services/billing/invoiceChanges.ts). The link's insert on `_id` = the invoice id is atomic, so readers
+ * services/billing/invoiceWrites.ts). The link's insert on `_id` = the invoice id is atomic, so readers
  * racing on a new invoice all end up with the secret of the one insert that won.
  */
 import { isDuplicateKey } from '../../models/errors';

@@ -3,7 +3,6 @@
  * (started for open invoices, re-armed when the due date moves, ended when closed).
  */
 import { Invoice, InvoiceDoc, InvoiceStatus, OPEN_INVOICE_STATUSES } from '../../models/invoice';
-import { AllocationSlot, AllocationSlotDoc } from '../../models/cryptoTransaction';
 import { isDuplicateKey } from '../../models/errors';
 import { Price, PriceDoc } from '../../models/price';
 import { Product, ProductDoc } from '../../models/product';
@@ -215,88 +214,4 @@ export async function generateSubscriptionInvoice(
   }
   if (invoice.status === 'pending') await deps.workflows.invoiceDue.watch(invoice);
   return { invoiceId: invoice._id, created };
-}
-
-/** One crypto allocation as kept on the invoice (`crypto_allocations`, the invoice-side record of exactly-once). */
-export interface InvoiceCryptoAllocation {
-  id: string;
-  transaction_id: string;
-  amount_applied: string;
-  pays_in_full: boolean;
-  created_at: Date;
-}
-
-/** The crypto allocations recorded on an invoice document (a field outside the schema). */
-export function cryptoAllocationsOf(invoice: InvoiceDoc): InvoiceCryptoAllocation[] {
-  return ((invoice as unknown as { crypto_allocations?: InvoiceCryptoAllocation[] }).crypto_allocations ?? []).slice();
-}
-
-async function recordInvoicePaidFor(deps: Dependencies, invoice: InvoiceDoc, allocationId: string): Promise<void> {
-  if (invoice.status !== 'paid') return;
-  await recordEvent(scopeOfDoc(invoice), 'invoice.paid', await invoiceEvent(deps, invoice), {
-    idempotencyKey: `invoice.paid:${invoice._id}:${allocationId}`,
-  });
-  await deps.workflows.invoiceDue.close(invoice._id);
-}
-
-/**
- * Applies one crypto allocation to an invoice, exactly once and never over what the plan saw:
- * - the invoice is read; an allocation already on it is `already_applied` (a replay);
- * - `amount_paid`/`status` must still be what the caller planned from, else `conflict` (re-plan);
- * - the allocation takes slot `<invoice>#<n>` (n = allocations on the invoice) by an insert on
- *   `_id`, which FerretDB makes atomic: of two concurrent writers one gets `conflict`. A slot
- *   already holding this allocation (a crash between slot and invoice write) is completed
- *   with the slot's amounts;
- * - then the invoice is written: `amount_paid`, `paid` when in full, the allocation appended,
- *   and `invoice.paid` recorded with an idempotency key.
- * Returns the entry as applied (the slot's, on a completed retry).
- */
-export async function applyCryptoAllocation(
-  deps: Dependencies,
-  invoiceId: string,
-  entry: InvoiceCryptoAllocation,
-  expected: { amount_paid: string; status: InvoiceStatus },
-  /** The invoice as the caller just read it (what it planned from): the slot to take is named from it; it is read again under the slot. */
-  seen?: InvoiceDoc,
-): Promise<{ result: 'applied' | 'already_applied' | 'conflict'; entry: InvoiceCryptoAllocation }> {
-  const current = seen ?? (await Invoice.findById(invoiceId).lean<InvoiceDoc>());
-  if (!current) return { result: 'conflict', entry };
-  const entries = cryptoAllocationsOf(current);
-  const existing = entries.find((e) => e.id === entry.id);
-  if (existing) {
-    if (existing.pays_in_full) await recordInvoicePaidFor(deps, current, entry.id);
-    return { result: 'already_applied', entry: existing };
-  }
-  if ((current.amount_paid ?? '0.00') !== expected.amount_paid || current.status !== expected.status) return { result: 'conflict', entry };
-  const slotId = `${invoiceId}#${entries.length}`;
-  let applied = entry;
-  try {
-    await AllocationSlot.create({ _id: slotId, allocation_id: entry.id, transaction_id: entry.transaction_id, invoice_id: invoiceId, amount_applied: entry.amount_applied, pays_in_full: entry.pays_in_full, created_at: entry.created_at });
-  } catch (err) {
-    if (!isDuplicateKey(err)) throw err;
-    const slot = await AllocationSlot.findById(slotId).lean<AllocationSlotDoc>();
-    if (!slot || slot.allocation_id !== entry.id) return { result: 'conflict', entry };
-    applied = { id: slot.allocation_id, transaction_id: slot.transaction_id, amount_applied: slot.amount_applied, pays_in_full: slot.pays_in_full, created_at: slot.created_at };
-  }
-  // Under the slot, read again: a change holding the slot before (services/billing/invoiceChanges.ts) may
-  // have written since the read above; the write goes from this read, or not at all.
-  const held = await Invoice.findById(invoiceId).lean<InvoiceDoc>();
-  const heldEntries = held ? cryptoAllocationsOf(held) : [];
-  if (heldEntries.some((e) => e.id === applied.id)) return { result: 'already_applied', entry: applied };
-  if (!held || heldEntries.length !== entries.length || (held.amount_paid ?? '0.00') !== expected.amount_paid || held.status !== expected.status) {
-    if (applied === entry) await AllocationSlot.deleteOne({ _id: slotId, allocation_id: entry.id });
-    return { result: 'conflict', entry };
-  }
-  const set: Record<string, unknown> = { amount_paid: sumAmounts([held.amount_paid ?? '0.00', applied.amount_applied]) };
-  if (applied.pays_in_full) set.status = 'paid';
-  const updated = await Invoice.findOneAndUpdate({ _id: invoiceId }, { $set: set, $push: { crypto_allocations: applied } }, { returnDocument: 'after', strict: false }).lean<InvoiceDoc>();
-  if (updated) await rollupsChanged(deps, scopeOfDoc(updated), 'receivables');
-  if (updated && applied.pays_in_full) await recordInvoicePaidFor(deps, updated, applied.id);
-  return { result: 'applied', entry: applied };
-}
-
-/** Re-records (keyed, so at most once) the `invoice.paid` of an allocation that paid the invoice. */
-export async function ensureInvoicePaidEvent(deps: Dependencies, invoiceId: string, allocationId: string): Promise<void> {
-  const invoice = await Invoice.findById(invoiceId).lean<InvoiceDoc>();
-  if (invoice) await recordInvoicePaidFor(deps, invoice, allocationId);
 }

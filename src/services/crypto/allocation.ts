@@ -5,10 +5,11 @@
  * slippage); what is left stays on the transaction as unallocated credit.
  *
  * Exactly once, without multi-document transactions:
- * - every invoice write goes through `applyCryptoAllocation`: it applies only if the invoice's
- *   `amount_paid`/`status` are what the plan was made from, takes the invoice's next allocation
- *   slot by an insert on `_id` (atomic on FerretDB, unlike a conditional findOneAndUpdate), and
- *   records the allocation id (derived from transaction + invoice) on the invoice. Two payments
+ * - every invoice write goes through `applyCryptoAllocation` (services/billing/invoiceWrites.ts,
+ *   the invoice's write protocol): it applies only if the invoice's `amount_paid`/`status` are
+ *   what the plan was made from, takes the invoice's next allocation slot by an insert on `_id`
+ *   (atomic on FerretDB, unlike a conditional findOneAndUpdate), and records the allocation id
+ *   (derived from transaction + invoice) on the invoice. Two payments
  *   planned from the same snapshot: one wins, the other re-plans. So no invoice is ever
  *   over-applied, even if allocations of one customer run at the same moment;
  * - a replay (activity retry, crash in the middle) finds what this transaction already
@@ -18,8 +19,7 @@
  * In production allocations of one customer also run one after another in one workflow per
  * customer (workflows/allocation.ts), so conflicts are rare.
  */
-import { AllocationSlot, AllocationSlotDoc, CryptoTransaction, CryptoTransactionDoc } from '../../models/cryptoTransaction';
-import { isDuplicateKey } from '../../models/errors';
+import { AllocationSlot, CryptoTransaction, CryptoTransactionDoc } from '../../models/cryptoTransaction';
 import { Invoice, InvoiceDoc, OPEN_INVOICE_STATUSES } from '../../models/invoice';
 import { inScope, scopeFilter, scopeOfDoc } from '../../models/scope';
 import { ApiError } from '../../lib/errors';
@@ -28,7 +28,19 @@ import { allocatePayment, OpenInvoice } from '../../cryptocurrency/allocation';
 import { Dec, usdValue } from '../../cryptocurrency/amounts';
 import { sumAmounts, subtractAmounts, compareAmounts } from '../../billing/money';
 import { allocationEventPayload, presentCryptoTransaction } from '../../presenters/cryptoTransaction';
-import { applyCryptoAllocation, cryptoAllocationsOf, ensureInvoicePaidEvent, InvoiceCryptoAllocation } from '../billing/invoices';
+import {
+  announceManualAllocation,
+  applyCryptoAllocation,
+  cryptoAllocationsOf,
+  ensureInvoicePaidEvent,
+  Entry,
+  InvoiceCryptoAllocation,
+  invoiceEntryOf,
+  isStale,
+  settleManualAllocation,
+  settleStaleInvoiceSlot,
+  takeTransactionSlot,
+} from '../billing/invoiceWrites';
 import { recordEvent } from '../writes/events';
 import type { Dependencies } from '../../dependencies';
 import type { Allocatable } from '../../temporal/clients/allocation';
@@ -71,8 +83,6 @@ async function candidateInvoices(tx: CryptoTransactionDoc): Promise<InvoiceDoc[]
   return found.filter((i) => inScope(i, scope));
 }
 
-type Entry = { _id: string; invoice_id: string; amount_applied: string; pays_in_full: boolean; created_at: Date };
-
 export interface AllocationOutcome {
   status: 'allocated' | 'already_allocated' | 'missing';
   allocations: number;
@@ -103,7 +113,7 @@ async function recordAllocationEvents(deps: Dependencies, tx: CryptoTransactionD
 export async function allocateTransaction(deps: Dependencies, txId: string, opts: { now?: Date; attempts?: number } = {}): Promise<AllocationOutcome> {
   const attempts = opts.attempts ?? 5;
   for (let attempt = 0; attempt < attempts; attempt++) {
-    // After a conflict: an invoice change holds the invoice for a few milliseconds (services/billing/invoiceChanges.ts).
+    // After a conflict: an invoice change holds the invoice for a few milliseconds (services/billing/invoiceWrites.ts writeInvoiceHeld).
     if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 10 * 2 ** attempt));
     let tx = await CryptoTransaction.findById(txId).lean<CryptoTransactionDoc>();
     if (!tx) return { status: 'missing', allocations: 0, unallocated: null };
@@ -189,118 +199,8 @@ export async function scheduleAllocation(deps: Pick<Dependencies, 'workflows'>, 
 
 // ---- manual allocation ----------------------------------------------------------------------
 //
-// A manual allocation writes, in order: the transaction's slot `<tx>#<n>` (serializes writers of
-// its credit), the reservation on the transaction (entry pushed, credit taken), the invoice's
-// slot `<invoice>#<m>`, then the invoice. A failure between those writes is settled at once by
-// the request; one that killed the process is settled by the next writer that meets it, after
-// ORPHAN_AFTER_MS (so a request that is merely slow is never undone under it):
-// - an allocation whose invoice slot was taken is completed while the invoice is open (that slot
-//   is the invoice's next allocation and nobody else can write it);
-// - otherwise it is undone: the invoice slot freed first, then the reservation released.
-// Settling holds the transaction's next slot, so settlers and new reservations never overlap.
-
-/** A slot or reservation this old whose allocation never landed belongs to a request that died. */
-export const ORPHAN_AFTER_MS = 60_000;
-
-const isStale = (createdAt: Date | string, now = Date.now()) => now - new Date(createdAt).getTime() >= ORPHAN_AFTER_MS;
-
-const invoiceEntryOf = (txId: string, e: Entry): InvoiceCryptoAllocation => ({ id: e._id, transaction_id: txId, amount_applied: e.amount_applied, pays_in_full: e.pays_in_full, created_at: e.created_at });
-
-/**
- * Takes the transaction's next slot for `slot.allocation_id`: an atomic insert, so two writers
- * of its credit planned from the same state cannot both go on. Numbering follows the entries:
- * a slot of a live entry (numbering shifted by an undone allocation) is stepped over, and a
- * stale slot whose allocation never reached the transaction is removed. Null when another
- * writer holds it.
- */
-export async function takeTransactionSlot(tx: CryptoTransactionDoc, slot: Omit<AllocationSlotDoc, '_id'>): Promise<string | null> {
-  const live = new Set((tx.allocations ?? []).map((a) => a._id));
-  let n = (tx.allocations ?? []).length;
-  for (let tries = 0; tries < live.size + 3; tries++) {
-    const id = `${tx._id}#${n}`;
-    try {
-      await AllocationSlot.create({ _id: id, ...slot });
-      return id;
-    } catch (err) {
-      if (!isDuplicateKey(err)) throw err;
-    }
-    const held = await AllocationSlot.findById(id).lean<AllocationSlotDoc>();
-    if (held && live.has(held.allocation_id)) n += 1;
-    else if (held && isStale(held.created_at)) await AllocationSlot.deleteOne({ _id: id });
-    else if (held) return null;
-  }
-  return null;
-}
-
-/** Removes the transaction slot that `allocationId` took, if any. */
-async function freeTransactionSlotOf(tx: CryptoTransactionDoc, allocationId: string): Promise<void> {
-  // Undone allocations shift numbering upwards a little; a slot missed here is removed once stale.
-  for (let n = 0; n <= (tx.allocations ?? []).length + 10; n++) {
-    const slot = await AllocationSlot.findById(`${tx._id}#${n}`).lean<AllocationSlotDoc>();
-    if (slot?.allocation_id === allocationId) {
-      await AllocationSlot.deleteOne({ _id: slot._id });
-      return;
-    }
-  }
-}
-
-/** Events of a manual allocation, keyed: recording them again writes nothing. */
-async function announceManualAllocation(tx: CryptoTransactionDoc, entry: Entry): Promise<void> {
-  const scope = scopeOfDoc(tx);
-  await recordEvent(scope, 'transaction_allocation.created', allocationEventPayload(tx, entry), { idempotencyKey: `transaction_allocation.created:${entry._id}` });
-  await recordEvent(scope, 'crypto_transaction.allocated', presentCryptoTransaction(tx), { idempotencyKey: `crypto_transaction.allocated:${tx._id}:${entry._id}` });
-}
-
-/**
- * Completes or undoes a manual allocation reserved on its transaction (see above): 'applied' when
- * the invoice already had it, 'completed' when it was applied now, 'undone', or 'pending' when
- * another writer holds the transaction's next slot (settled on a later call). One settler at a
- * time: it holds the transaction's next slot, as a reservation does, so neither a second settler
- * nor a new reservation writes the transaction or that invoice slot meanwhile.
- */
-async function settleManualAllocation(deps: Dependencies, txId: string, entry: Entry): Promise<'applied' | 'completed' | 'undone' | 'pending'> {
-  const onInvoice = (inv: InvoiceDoc | null) => !!inv && cryptoAllocationsOf(inv).some((e) => e.id === entry._id);
-  // Once on the invoice it stays there: no need to hold anything to see it.
-  if (onInvoice(await Invoice.findById(entry.invoice_id).lean<InvoiceDoc>())) return 'applied';
-  const tx = await CryptoTransaction.findById(txId).lean<CryptoTransactionDoc>();
-  if (!tx) return 'undone';
-  if (!(tx.allocations ?? []).some((a) => a._id === entry._id)) {
-    // Never reserved (failed before its entry was written): only its transaction slot to free.
-    await freeTransactionSlotOf(tx, entry._id);
-    return 'undone';
-  }
-  const marker = await takeTransactionSlot(tx, { allocation_id: `settle:${entry._id}`, transaction_id: txId, invoice_id: entry.invoice_id, amount_applied: entry.amount_applied, pays_in_full: false, created_at: new Date() });
-  if (!marker) return 'pending';
-  try {
-    const invoice = await Invoice.findById(entry.invoice_id).lean<InvoiceDoc>();
-    if (onInvoice(invoice)) return 'applied';
-    if (invoice) {
-      const entries = cryptoAllocationsOf(invoice);
-      const slotId = `${invoice._id}#${entries.length}`;
-      const slot = await AllocationSlot.findById(slotId).lean<AllocationSlotDoc>();
-      if (slot?.allocation_id === entry._id) {
-        if (OPEN_INVOICE_STATUSES.includes(invoice.status)) {
-          const r = await applyCryptoAllocation(deps, invoice._id, invoiceEntryOf(txId, entry), { amount_paid: invoice.amount_paid ?? '0.00', status: invoice.status });
-          if (r.result !== 'conflict') return 'completed';
-        }
-        // No longer open (or changed under it): free the invoice slot, then the reservation.
-        await AllocationSlot.deleteOne({ _id: slotId });
-      }
-    }
-    // Read again under the marker: a credit release (services/billing/invoiceChanges.ts) may have written since.
-    const held = (await CryptoTransaction.findById(txId).lean<CryptoTransactionDoc>()) ?? tx;
-    // The whole list is written (FerretDB v1's $pull matches whole values only); the marker keeps other writers out.
-    await CryptoTransaction.updateOne(
-      { _id: txId },
-      { $set: { unallocated_amount: sumAmounts([held.unallocated_amount ?? '0.00', entry.amount_applied]), allocations: held.allocations.filter((a) => a._id !== entry._id) } },
-    );
-    await rollupsChanged(deps, scopeOfDoc(tx), 'collections');
-    await freeTransactionSlotOf(tx, entry._id);
-    return 'undone';
-  } finally {
-    await AllocationSlot.deleteOne({ _id: marker });
-  }
-}
+// Its writes, and how one that died half-way is settled (completed or undone), are the invoice's
+// write protocol: services/billing/invoiceWrites.ts (takeTransactionSlot, settleManualAllocation).
 
 /**
  * Settles the request's own allocation. 'pending' only means a concurrent writer holds the
@@ -331,30 +231,6 @@ async function settleStaleReservations(deps: Dependencies, tx: CryptoTransaction
       if (fresh) await announceManualAllocation(fresh, entry);
     }
   }
-}
-
-/**
- * Frees the invoice's next slot when it is stale and its allocation never reached the invoice:
- * a manual allocation is settled (completed or undone); any other (an automatic allocation
- * whose attempt died; its retry plans again) is undone by removing the slot.
- */
-export async function settleStaleInvoiceSlot(deps: Dependencies, invoiceId: string): Promise<void> {
-  const invoice = await Invoice.findById(invoiceId).lean<InvoiceDoc>();
-  if (!invoice) return;
-  const entries = cryptoAllocationsOf(invoice);
-  const slot = await AllocationSlot.findById(`${invoiceId}#${entries.length}`).lean<AllocationSlotDoc>();
-  if (!slot || entries.some((e) => e.id === slot.allocation_id) || !isStale(slot.created_at)) return;
-  const tx = await CryptoTransaction.findById(slot.transaction_id).lean<CryptoTransactionDoc>();
-  const reserved = tx?.allocations?.find((a) => a._id === slot.allocation_id);
-  if (tx && reserved) {
-    const entry: Entry = { ...reserved, pays_in_full: !!reserved.pays_in_full };
-    if ((await settleManualAllocation(deps, tx._id, entry)) === 'completed') {
-      const fresh = await CryptoTransaction.findById(tx._id).lean<CryptoTransactionDoc>();
-      if (fresh) await announceManualAllocation(fresh, entry);
-    }
-    return;
-  }
-  await AllocationSlot.deleteOne({ _id: slot._id });
 }
 
 /** Manual allocation (`POST /v1/crypto_transactions/:id/allocations`). */

@@ -7,7 +7,7 @@
  * `write_version`; a writer inserts the hold `<collection>:<id>#<version>` (an atomic insert on
  * `_id`), reads the document again, writes from that read with the version stepped, and lets the
  * hold go. A hold whose writer died is taken over once stale. Invoices are held the same way,
- * by their next allocation slot (services/billing/invoiceChanges.ts).
+ * by their next allocation slot (services/billing/invoiceWrites.ts).
  */
 import type { Model } from 'mongoose';
 import { WriteHold } from '../../models/writeHold';

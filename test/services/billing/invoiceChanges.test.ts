@@ -1,7 +1,7 @@
 /**
  * An invoice's writers at the same instant (real database): a crypto allocation against a PATCH,
  * the overdue marking and a price's line items going. FerretDB v1 writes an update back as the
- * whole document it read, so without the held slot (services/billing/invoiceChanges.ts) one of each
+ * whole document it read, so without the held slot (services/billing/invoiceWrites.ts) one of each
  * pair was undone in most rounds: a void wiped the payment's amount_paid, or the payment put a
  * voided invoice back to pending.
  */
@@ -12,7 +12,7 @@ import { testDependencies } from '../../support/dependencies';
 import { customerWithWallet, invoiceOf } from '../../crypto/helpers';
 import { Invoice, InvoiceDoc } from '../../../src/models/invoice';
 import { AllocationSlot } from '../../../src/models/cryptoTransaction';
-import { applyCryptoAllocation, cryptoAllocationsOf } from '../../../src/services/billing/invoices';
+import { applyCryptoAllocation, cryptoAllocationsOf } from '../../../src/services/billing/invoiceWrites';
 import { markInvoiceOverdue, updateInvoice } from '../../../src/services/billing/invoiceChanges';
 import { ApiError } from '../../../src/lib/errors';
 import { sumAmounts } from '../../../src/billing/money';
