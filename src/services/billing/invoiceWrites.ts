@@ -23,7 +23,7 @@ import { randomHex } from '../../lib/ids';
 import { sumAmounts } from '../../billing/money';
 import { allocationEventPayload, presentCryptoTransaction } from '../../presenters/cryptoTransaction';
 import { HeldWrite, Holds, writeHeld } from '../writes/heldWrites';
-import { recordEvent } from '../writes/events';
+import { EventToRecord, recordEvent } from '../writes/events';
 import { rollupsChanged } from '../reports/reportRollups';
 import { invoiceEvent } from './invoiceLinks';
 import type { Dependencies } from '../../dependencies';
@@ -49,11 +49,16 @@ export type Entry = { _id: string; invoice_id: string; amount_applied: string; p
 
 // ---- a payment: applyCryptoAllocation ------------------------------------------------------
 
+/** The `invoice.paid` an allocation that paid `invoice` announces (keyed: recorded at most once), or null while it is not paid. */
+export async function invoicePaidEvent(deps: Dependencies, invoice: InvoiceDoc, allocationId: string): Promise<EventToRecord | null> {
+  if (invoice.status !== 'paid') return null;
+  return { event: 'invoice.paid', payload: await invoiceEvent(deps, invoice), idempotencyKey: `invoice.paid:${invoice._id}:${allocationId}` };
+}
+
 async function recordInvoicePaidFor(deps: Dependencies, invoice: InvoiceDoc, allocationId: string): Promise<void> {
-  if (invoice.status !== 'paid') return;
-  await recordEvent(scopeOfDoc(invoice), 'invoice.paid', await invoiceEvent(deps, invoice), {
-    idempotencyKey: `invoice.paid:${invoice._id}:${allocationId}`,
-  });
+  const paid = await invoicePaidEvent(deps, invoice, allocationId);
+  if (!paid) return;
+  await recordEvent(scopeOfDoc(invoice), paid.event, paid.payload, paid);
   await deps.workflows.invoiceDue.close(invoice._id);
 }
 
@@ -76,12 +81,18 @@ export async function applyCryptoAllocation(
   expected: { amount_paid: string; status: InvoiceStatus },
   /** The invoice as the caller just read it (what it planned from): the slot to take is named from it; it is read again under the slot. */
   seen?: InvoiceDoc,
-): Promise<{ result: 'applied' | 'already_applied' | 'conflict'; entry: InvoiceCryptoAllocation }> {
+  /**
+   * 'caller': `invoice.paid` is not recorded here; the invoice as paid comes back as `paid`, for
+   * the caller to record with its other events in one write (and a replay records it again).
+   */
+  announcePaid: 'here' | 'caller' = 'here',
+): Promise<{ result: 'applied' | 'already_applied' | 'conflict'; entry: InvoiceCryptoAllocation; paid?: InvoiceDoc }> {
   const current = seen ?? (await Invoice.findById(invoiceId).lean<InvoiceDoc>());
   if (!current) return { result: 'conflict', entry };
   const entries = cryptoAllocationsOf(current);
   const existing = entries.find((e) => e.id === entry.id);
   if (existing) {
+    if (existing.pays_in_full && announcePaid === 'caller') return { result: 'already_applied', entry: existing, paid: current };
     if (existing.pays_in_full) await recordInvoicePaidFor(deps, current, entry.id);
     return { result: 'already_applied', entry: existing };
   }
@@ -109,6 +120,7 @@ export async function applyCryptoAllocation(
   if (applied.pays_in_full) set.status = 'paid';
   const updated = await Invoice.findOneAndUpdate({ _id: invoiceId }, { $set: set, $push: { crypto_allocations: applied } }, { returnDocument: 'after', strict: false }).lean<InvoiceDoc>();
   if (updated) await rollupsChanged(deps, scopeOfDoc(updated), 'receivables');
+  if (updated && applied.pays_in_full && announcePaid === 'caller') return { result: 'applied', entry: applied, paid: updated };
   if (updated && applied.pays_in_full) await recordInvoicePaidFor(deps, updated, applied.id);
   return { result: 'applied', entry: applied };
 }

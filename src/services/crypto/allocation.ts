@@ -36,12 +36,13 @@ import {
   Entry,
   InvoiceCryptoAllocation,
   invoiceEntryOf,
+  invoicePaidEvent,
   isStale,
   settleManualAllocation,
   settleStaleInvoiceSlot,
   takeTransactionSlot,
 } from '../billing/invoiceWrites';
-import { recordEvent } from '../writes/events';
+import { EventToRecord, recordEvents } from '../writes/events';
 import type { Dependencies } from '../../dependencies';
 import type { Allocatable } from '../../temporal/clients/allocation';
 import { rollupsChanged } from '../reports/reportRollups';
@@ -90,19 +91,29 @@ export interface AllocationOutcome {
 }
 
 /**
- * Events of a finished allocation, each keyed: recording them again writes nothing. `paidNow`:
- * allocations whose `invoice.paid` this attempt already recorded (with the invoice write), so
- * they are not looked up again.
+ * Events of a finished allocation, each keyed (recording them again writes nothing), in one
+ * write: per allocation `transaction_allocation.created` and, when it paid its invoice,
+ * `invoice.paid`; then `crypto_transaction.allocated`. `paidNow`: the invoices this attempt paid,
+ * as written (the others are read again: a replay of an attempt that died after the invoice write).
  */
-async function recordAllocationEvents(deps: Dependencies, tx: CryptoTransactionDoc, paidNow: ReadonlySet<string> = new Set()): Promise<void> {
-  const scope = scopeOfDoc(tx);
-  for (const a of tx.allocations ?? []) {
-    await recordEvent(scope, 'transaction_allocation.created', allocationEventPayload(tx, a), { idempotencyKey: `transaction_allocation.created:${a._id}` });
-    if (a.pays_in_full && !paidNow.has(a._id)) await ensureInvoicePaidEvent(deps, a.invoice_id, a._id);
-  }
-  if ((tx.allocations ?? []).length > 0) {
-    await recordEvent(scope, 'crypto_transaction.allocated', presentCryptoTransaction(tx), { idempotencyKey: `crypto_transaction.allocated:${tx._id}` });
-  }
+async function recordAllocationEvents(deps: Dependencies, tx: CryptoTransactionDoc, paidNow: ReadonlyMap<string, InvoiceDoc> = new Map()): Promise<void> {
+  const allocations = tx.allocations ?? [];
+  if (allocations.length === 0) return;
+  const paid = await Promise.all(
+    allocations.map(async (a) => {
+      if (!a.pays_in_full) return null;
+      const invoice = paidNow.get(a._id) ?? (await Invoice.findById(a.invoice_id).lean<InvoiceDoc>());
+      return invoice ? invoicePaidEvent(deps, invoice, a._id) : null;
+    }),
+  );
+  const events: EventToRecord[] = allocations.flatMap((a, i) => [
+    { event: 'transaction_allocation.created' as const, payload: allocationEventPayload(tx, a), idempotencyKey: `transaction_allocation.created:${a._id}` },
+    ...(paid[i] ? [paid[i]] : []),
+  ]);
+  events.push({ event: 'crypto_transaction.allocated', payload: presentCryptoTransaction(tx), idempotencyKey: `crypto_transaction.allocated:${tx._id}` });
+  await recordEvents(scopeOfDoc(tx), events);
+  // A paid invoice's due date no longer matters (after its event, as for any other payment).
+  await Promise.all(allocations.filter((_, i) => paid[i]).map((a) => deps.workflows.invoiceDue.close(a.invoice_id)));
 }
 
 /**
@@ -147,7 +158,7 @@ export async function allocateTransaction(deps: Dependencies, txId: string, opts
     const plan = allocatePayment({ paymentUsd: remaining, openInvoices: open, slippage: deps.config.slippageTolerance, mode: tx.customer_id ? 'customer' : 'account' });
 
     let conflict = false;
-    const paidNow = new Set<string>();
+    const paidNow = new Map<string, InvoiceDoc>();
     for (const p of plan.allocations) {
       const inv = open.find((o) => o.id === p.invoice_id)!.doc;
       const entry: InvoiceCryptoAllocation = {
@@ -157,7 +168,7 @@ export async function allocateTransaction(deps: Dependencies, txId: string, opts
         pays_in_full: p.pays_in_full,
         created_at: now,
       };
-      const r = await applyCryptoAllocation(deps, inv._id, entry, { amount_paid: inv.amount_paid ?? '0.00', status: inv.status }, inv);
+      const r = await applyCryptoAllocation(deps, inv._id, entry, { amount_paid: inv.amount_paid ?? '0.00', status: inv.status }, inv, 'caller');
       if (r.result === 'conflict') {
         // Its next slot may be held by an allocation that died half-way: settled, so the next attempt goes through.
         await settleStaleInvoiceSlot(deps, inv._id);
@@ -165,8 +176,8 @@ export async function allocateTransaction(deps: Dependencies, txId: string, opts
         break;
       }
       const e = r.entry;
-      // Applied now: its `invoice.paid` was recorded with the write (applyCryptoAllocation).
-      if (r.result === 'applied') paidNow.add(e.id);
+      // Paid by this allocation (now, or by an earlier attempt): announced with the other events.
+      if (r.paid) paidNow.set(e.id, r.paid);
       if (!known.has(e.id)) known.set(e.id, { _id: e.id, invoice_id: inv._id, amount_applied: e.amount_applied, pays_in_full: e.pays_in_full, created_at: new Date(e.created_at) });
     }
     if (conflict) continue;

@@ -60,37 +60,73 @@ export interface RecordEventOptions {
 }
 
 export async function recordEvent(scope: Scope, event: EventName, payload: EventPayload, opts: RecordEventOptions = {}): Promise<RecordedEvent> {
-  const at = opts.at ?? new Date();
-  const id = opts.idempotencyKey ? eventIdFor(opts.idempotencyKey) : newId(ID_PREFIX.event);
-  const recorded: RecordedEvent = { id, accountId: scope.accountId, sandbox: scope.sandbox, event, payload, timestamp: at };
+  const [recorded] = await recordEvents(scope, [{ event, payload, ...opts }]);
+  return recorded;
+}
+
+export interface EventToRecord extends RecordEventOptions {
+  event: EventName;
+  payload: EventPayload;
+}
+
+interface WriteFailure {
+  index: number;
+  code?: unknown;
+  errmsg?: string;
+}
+
+/**
+ * Several events of one change, in order, in one write (`insertMany`, unordered so a keyed event
+ * already written skips alone); each is dispatched as `recordEvent` would. Returns them all,
+ * written now or before.
+ */
+export async function recordEvents(scope: Scope, events: readonly EventToRecord[]): Promise<RecordedEvent[]> {
+  if (events.length === 0) return [];
+  const now = new Date();
+  const recorded: RecordedEvent[] = events.map((e) => ({
+    id: e.idempotencyKey ? eventIdFor(e.idempotencyKey) : newId(ID_PREFIX.event),
+    accountId: scope.accountId,
+    sandbox: scope.sandbox,
+    event: e.event,
+    payload: e.payload,
+    timestamp: e.at ?? now,
+  }));
   const active = [...dispatchers];
-  const recipients = await Promise.all(active.map((d) => d.recipientsOf(recorded).catch(() => null)));
-  const nobody = active.length > 0 && recipients.every((r) => r !== null && r.length === 0);
+  // Lookups of one scope at once share one endpoints read (the dispatcher coalesces them).
+  const recipients = await Promise.all(recorded.map((r) => Promise.all(active.map((d) => d.recipientsOf(r).catch(() => null)))));
+  const nobody = recipients.map((rs) => active.length > 0 && rs.every((r) => r !== null && r.length === 0));
+  const skipped = new Set<number>();
   try {
     // By the driver (every write records an event: a mongoose document costs twice the CPU), with
     // the schema's defaults written out; undefined payload fields are left out, as mongoose did.
-    await Event.collection.insertOne(
-      {
-        _id: id,
+    await Event.collection.insertMany(
+      recorded.map((r, i) => ({
+        _id: r.id,
         account_id: scope.accountId,
         sandbox: scope.sandbox,
-        event,
-        payload,
-        timestamp: at,
-        dispatched: nobody,
-        dispatched_at: nobody ? new Date() : null,
-      } as never,
-      { ignoreUndefined: true },
+        event: r.event,
+        payload: r.payload,
+        timestamp: r.timestamp,
+        dispatched: nobody[i],
+        dispatched_at: nobody[i] ? new Date() : null,
+      })) as never[],
+      { ordered: false, ignoreUndefined: true },
     );
   } catch (err) {
-    if (opts.idempotencyKey && isDuplicateKey(err)) return recorded;
-    throw err;
+    // Only keyed events may already be there (same key, same event: written once, notified once).
+    const reported = (err as { writeErrors?: WriteFailure[] | WriteFailure }).writeErrors;
+    const failures = reported === undefined ? (events.length === 1 ? [{ index: 0, code: (err as WriteFailure).code, errmsg: (err as Error).message }] : []) : Array.isArray(reported) ? reported : [reported];
+    const keyedDuplicate = (f: WriteFailure) => !!events[f.index]?.idempotencyKey && isDuplicateKey({ code: f.code, message: f.errmsg });
+    if (failures.length === 0 || !failures.every(keyedDuplicate)) throw err;
+    for (const f of failures) skipped.add(f.index);
   }
-  if (nobody) return recorded;
-  active.forEach((d, i) => {
-    Promise.resolve()
-      .then(() => d.dispatch(recorded, recipients[i]))
-      .catch(() => undefined);
+  recorded.forEach((r, i) => {
+    if (nobody[i] || skipped.has(i)) return;
+    active.forEach((d, k) => {
+      Promise.resolve()
+        .then(() => d.dispatch(r, recipients[i][k]))
+        .catch(() => undefined);
+    });
   });
   return recorded;
 }

@@ -5,7 +5,7 @@
  */
 import { useTestDatabase } from '../../support/db';
 import { Event, EventDoc } from '../../../src/models/event';
-import { EventDispatcher, onEventRecorded, recordEvent, RecordedEvent } from '../../../src/services/writes/events';
+import { EventDispatcher, onEventRecorded, recordEvent, RecordedEvent, recordEvents } from '../../../src/services/writes/events';
 import type { WebhookEndpointDoc } from '../../../src/models/webhookEndpoint';
 import { newId, ID_PREFIX } from '../../../src/lib/ids';
 import { waitFor } from '../../support/wait';
@@ -124,6 +124,50 @@ describe('recordEvent', () => {
       expect(second.id).toBe(first.id);
       expect(handed.filter((h) => h.event.id !== marker)).toHaveLength(1);
       expect(await Event.countDocuments({ account_id: s.accountId })).toBe(1);
+    } finally {
+      off();
+    }
+  });
+});
+
+describe('recordEvents', () => {
+  it('writes a batch in one go, in order; a keyed event already written is skipped alone and handed over once', async () => {
+    const { dispatcher, handed } = recordingDispatcher(async () => [endpoint]);
+    const off = onEventRecorded(dispatcher);
+    try {
+      const s = scope();
+      const earlier = await recordEvent(s, 'invoice.paid', { id: 'in_1', object: 'invoice' }, { idempotencyKey: `paid-${s.accountId}` });
+      const batch = await recordEvents(s, [
+        { event: 'transaction_allocation.created', payload: { id: 'ta_1', object: 'transaction_allocation' }, idempotencyKey: `created-${s.accountId}` },
+        { event: 'invoice.paid', payload: { id: 'in_1', object: 'invoice' }, idempotencyKey: `paid-${s.accountId}` },
+        { event: 'crypto_transaction.allocated', payload: { id: 'ctx_1', object: 'crypto_transaction' }, idempotencyKey: `allocated-${s.accountId}` },
+      ]);
+      expect(batch.map((e) => e.event)).toEqual(['transaction_allocation.created', 'invoice.paid', 'crypto_transaction.allocated']);
+      expect(batch[1].id).toBe(earlier.id);
+      const marker = await laterEventHandedOver();
+      const ids = handed.filter((h) => h.event.id !== marker).map((h) => h.event.id);
+      expect(ids.sort()).toEqual([earlier.id, batch[0].id, batch[2].id].sort());
+      const kept = await Event.find({ account_id: s.accountId }).lean<EventDoc[]>();
+      expect(kept.map((e) => e.event).sort()).toEqual(['crypto_transaction.allocated', 'invoice.paid', 'transaction_allocation.created']);
+    } finally {
+      off();
+    }
+  });
+
+  it('writes a batch whose events all exist already as nothing, and hands none over', async () => {
+    const { dispatcher, handed } = recordingDispatcher(async () => [endpoint]);
+    const s = scope();
+    const events = [
+      { event: 'transaction_allocation.created' as const, payload: { id: 'ta_2', object: 'transaction_allocation' }, idempotencyKey: `c2-${s.accountId}` },
+      { event: 'crypto_transaction.allocated' as const, payload: { id: 'ctx_2', object: 'crypto_transaction' }, idempotencyKey: `a2-${s.accountId}` },
+    ];
+    await recordEvents(s, events);
+    const off = onEventRecorded(dispatcher);
+    try {
+      await recordEvents(s, events);
+      const marker = await laterEventHandedOver();
+      expect(handed.filter((h) => h.event.id !== marker)).toHaveLength(0);
+      expect(await Event.countDocuments({ account_id: s.accountId })).toBe(2);
     } finally {
       off();
     }
