@@ -27,10 +27,16 @@ export function invoiceDocumentUrls(publicUrl: string, secret: string): InvoiceD
   return { hosted_invoice_url: `${publicUrl}${hostedInvoicePath(secret)}`, invoice_pdf: `${publicUrl}${invoicePdfPath(secret)}` };
 }
 
-/** The secret of `invoiceId`'s links, made now if it has none (see the top of this file). */
-async function ensureLinkSecret(invoiceId: string): Promise<string> {
-  const existing = await InvoiceLink.findById(invoiceId).lean<InvoiceLinkDoc>();
-  if (existing) return existing.secret;
+/**
+ * The secret of `invoiceId`'s links, made now if it has none (see the top of this file).
+ * `isNew`: the invoice was written just now, so it has none yet and the lookup is skipped (had
+ * one been left behind, the insert below finds it).
+ */
+async function ensureLinkSecret(invoiceId: string, opts: { isNew?: boolean } = {}): Promise<string> {
+  if (!opts.isNew) {
+    const existing = await InvoiceLink.findById(invoiceId).lean<InvoiceLinkDoc>();
+    if (existing) return existing.secret;
+  }
   const secret = newSecret();
   // The lookup first, as claim links do: the link never names a secret nothing can find.
   await InvoiceLinkSecret.create({ _id: linkSecretKey(secret), invoice_id: invoiceId });
@@ -61,6 +67,11 @@ export async function presentInvoiceWithLinks(deps: Dependencies, invoice: Invoi
 export async function presentInvoicesWithLinks(deps: Dependencies, invoices: readonly InvoiceDoc[]) {
   const secrets = await invoiceLinkSecrets(invoices.map((i) => i._id));
   return invoices.map((i) => presentInvoice(i, invoiceDocumentUrls(deps.config.publicUrl, secrets.get(i._id)!)));
+}
+
+/** The links of an invoice (`isNew`: written just now, see ensureLinkSecret), for a caller that presents it more than once. */
+export async function invoiceUrls(deps: Dependencies, invoiceId: string, opts: { isNew?: boolean } = {}): Promise<InvoiceDocumentUrls> {
+  return invoiceDocumentUrls(deps.config.publicUrl, await ensureLinkSecret(invoiceId, opts));
 }
 
 /** An invoice event's payload, links included. */

@@ -14,13 +14,14 @@ import { centsToAmount, multiplyAmount, parseAmount, sumAmounts, toAmount } from
 import { dayAfter, isCalendarDate } from '../../billing/dueDate';
 import type { ChargeLine } from '../../billing/schedule';
 import { subscriptionEventPayload } from '../../presenters/subscription';
-import { recordEvent } from '../writes/events';
+import { recordEvent, recordEvents } from '../writes/events';
 import { findCustomer } from './customers';
 import { createListed, listPage, listScopePage, recountListSlots } from '../writes/listing';
 import { Subscription, SubscriptionDoc } from '../../models/subscription';
 import type { Dependencies } from '../../dependencies';
 import { rollupsChanged } from '../reports/reportRollups';
-import { deleteInvoiceDocuments, invoiceEvent, presentInvoicesWithLinks, presentInvoiceWithLinks } from './invoiceLinks';
+import { deleteInvoiceDocuments, invoiceUrls, presentInvoicesWithLinks, presentInvoiceWithLinks } from './invoiceLinks';
+import { invoiceEventPayload, InvoiceDocumentUrls, presentInvoice } from '../../presenters/invoice';
 
 export interface LineItemInput {
   price_id: string;
@@ -88,7 +89,7 @@ export async function createInvoice(deps: Dependencies, scope: Scope, input: Inv
   if (earlier) {
     // Its due-date workflow was planned before the write; asking again is a no-op if it runs.
     if (earlier.status === 'pending') await deps.workflows.invoiceDue.watch(earlier);
-    return announceCreatedInvoice(deps, scope, earlier);
+    return announceCreatedInvoice(deps, scope, earlier, await invoiceUrls(deps, earlier._id));
   }
   await findCustomer(scope, input.customer_id, 'customer_id');
   const dueDate = checkDueDate(input.due_date);
@@ -111,17 +112,17 @@ export async function createInvoice(deps: Dependencies, scope: Scope, input: Inv
       billing_key: id,
     })
   ).toObject() as InvoiceDoc;
-  await announceCreatedInvoice(deps, scope, invoice);
+  const presented = await announceCreatedInvoice(deps, scope, invoice, await invoiceUrls(deps, invoice._id, { isNew: true }));
   await dueWatch?.start();
-  return presentInvoiceWithLinks(deps, invoice);
+  return presented;
 }
 
 /** After a new invoice's write (again, on a retry that found it): its report marks and `invoice.created`, once. */
-async function announceCreatedInvoice(deps: Dependencies, scope: Scope, invoice: InvoiceDoc) {
+async function announceCreatedInvoice(deps: Dependencies, scope: Scope, invoice: InvoiceDoc, urls: InvoiceDocumentUrls) {
   // Open: in the receivables; created paid: paid outside the service, in the collections report.
   await rollupsChanged(deps, scope, invoice.status === 'paid' ? 'collections' : 'receivables');
-  await recordEvent(scope, 'invoice.created', await invoiceEvent(deps, invoice), { idempotencyKey: `invoice.created:${invoice._id}` });
-  return presentInvoiceWithLinks(deps, invoice);
+  await recordEvent(scope, 'invoice.created', invoiceEventPayload(invoice, urls), { idempotencyKey: `invoice.created:${invoice._id}` });
+  return presentInvoice(invoice, urls);
 }
 
 export async function getInvoice(deps: Dependencies, scope: Scope, id: string) {
@@ -203,15 +204,19 @@ export async function generateSubscriptionInvoice(
   if (!invoice) return null;
   // Also on a retry (the first attempt may have died before marking).
   await rollupsChanged(deps, scope, 'receivables');
-  await recordEvent(scope, 'invoice.created', await invoiceEvent(deps, invoice), { idempotencyKey: `invoice.created:${billingKey}` });
-  if (charge.kind === 'renewal') {
-    await recordEvent(
-      scope,
-      'subscription.renewed',
-      { ...subscriptionEventPayload(sub), invoice_id: invoice._id, amount: invoice.total_amount, period_start: charge.periodStart },
-      { idempotencyKey: `subscription.renewed:${billingKey}` },
-    );
-  }
+  const urls = await invoiceUrls(deps, invoice._id, { isNew: created });
+  await recordEvents(scope, [
+    { event: 'invoice.created', payload: invoiceEventPayload(invoice, urls), idempotencyKey: `invoice.created:${billingKey}` },
+    ...(charge.kind === 'renewal'
+      ? [
+          {
+            event: 'subscription.renewed' as const,
+            payload: { ...subscriptionEventPayload(sub), invoice_id: invoice._id, amount: invoice.total_amount, period_start: charge.periodStart },
+            idempotencyKey: `subscription.renewed:${billingKey}`,
+          },
+        ]
+      : []),
+  ]);
   if (invoice.status === 'pending') await deps.workflows.invoiceDue.watch(invoice);
   return { invoiceId: invoice._id, created };
 }
