@@ -21,7 +21,7 @@ import { nextBillingAfter, stateAt } from '../../billing/schedule';
 import type { Interval } from '../../billing/calendar';
 import { presentSubscription, subscriptionEventPayload, phaseEventPayload } from '../../presenters/subscription';
 import { iso } from '../../presenters/common';
-import { recordEvent } from '../writes/events';
+import { EventToRecord, recordEvent, recordEvents } from '../writes/events';
 import { findCustomer } from './customers';
 import { createListed, listScopePage, recountListSlots } from '../writes/listing';
 import type { Dependencies } from '../../dependencies';
@@ -248,14 +248,17 @@ export async function syncSubscriptionState(subscriptionId: string, nowIso: stri
   const updated = held.after;
   const wasActive = held.before.active_phase_index ?? null;
   const isActive = updated.active_phase_index ?? null;
+  // In order, in one write.
+  const events: EventToRecord[] = [];
   if (wasActive !== null && wasActive !== isActive) {
-    await recordEvent(scope, 'subscription_phase.updated', phaseEventPayload(updated, wasActive, false), { idempotencyKey: `phase.ended:${updated.phases[wasActive]._id}` });
+    events.push({ event: 'subscription_phase.updated', payload: phaseEventPayload(updated, wasActive, false), idempotencyKey: `phase.ended:${updated.phases[wasActive]._id}` });
   }
   if (isActive !== null && isActive !== wasActive) {
-    await recordEvent(scope, 'subscription_phase.updated', phaseEventPayload(updated, isActive, true), { idempotencyKey: `phase.started:${updated.phases[isActive]._id}` });
+    events.push({ event: 'subscription_phase.updated', payload: phaseEventPayload(updated, isActive, true), idempotencyKey: `phase.started:${updated.phases[isActive]._id}` });
   }
   if (updated.status === 'active' && held.before.status === 'scheduled') {
-    await recordEvent(scope, 'subscription.activated', subscriptionEventPayload(updated), { idempotencyKey: `subscription.activated:${subscriptionId}` });
+    events.push({ event: 'subscription.activated', payload: subscriptionEventPayload(updated), idempotencyKey: `subscription.activated:${subscriptionId}` });
   }
+  await recordEvents(scope, events);
   return updated.status;
 }

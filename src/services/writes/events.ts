@@ -83,13 +83,14 @@ interface WriteFailure {
 export async function recordEvents(scope: Scope, events: readonly EventToRecord[]): Promise<RecordedEvent[]> {
   if (events.length === 0) return [];
   const now = new Date();
-  const recorded: RecordedEvent[] = events.map((e) => ({
+  const recorded: RecordedEvent[] = events.map((e, i) => ({
     id: e.idempotencyKey ? eventIdFor(e.idempotencyKey) : newId(ID_PREFIX.event),
     accountId: scope.accountId,
     sandbox: scope.sandbox,
     event: e.event,
     payload: e.payload,
-    timestamp: e.at ?? now,
+    // A millisecond apart, in order: readers order events by (timestamp, id), and ids are random.
+    timestamp: e.at ?? new Date(now.getTime() + i),
   }));
   const active = [...dispatchers];
   // Lookups of one scope at once share one endpoints read (the dispatcher coalesces them).

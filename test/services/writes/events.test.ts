@@ -147,8 +147,9 @@ describe('recordEvents', () => {
       const marker = await laterEventHandedOver();
       const ids = handed.filter((h) => h.event.id !== marker).map((h) => h.event.id);
       expect(ids.sort()).toEqual([earlier.id, batch[0].id, batch[2].id].sort());
-      const kept = await Event.find({ account_id: s.accountId }).lean<EventDoc[]>();
-      expect(kept.map((e) => e.event).sort()).toEqual(['crypto_transaction.allocated', 'invoice.paid', 'transaction_allocation.created']);
+      // Stored in order, as readers order events: by time, then id.
+      const kept = await Event.find({ account_id: s.accountId }).sort({ timestamp: 1, _id: 1 }).lean<EventDoc[]>();
+      expect(kept.map((e) => e.event)).toEqual(['invoice.paid', 'transaction_allocation.created', 'crypto_transaction.allocated']);
     } finally {
       off();
     }
