@@ -100,19 +100,19 @@ export async function recordEvents(scope: Scope, events: readonly EventToRecord[
   try {
     // By the driver (every write records an event: a mongoose document costs twice the CPU), with
     // the schema's defaults written out; undefined payload fields are left out, as mongoose did.
-    await Event.collection.insertMany(
-      recorded.map((r, i) => ({
-        _id: r.id,
-        account_id: scope.accountId,
-        sandbox: scope.sandbox,
-        event: r.event,
-        payload: r.payload,
-        timestamp: r.timestamp,
-        dispatched: nobody[i],
-        dispatched_at: nobody[i] ? new Date() : null,
-      })) as never[],
-      { ordered: false, ignoreUndefined: true },
-    );
+    const docs = recorded.map((r, i) => ({
+      _id: r.id,
+      account_id: scope.accountId,
+      sandbox: scope.sandbox,
+      event: r.event,
+      payload: r.payload,
+      timestamp: r.timestamp,
+      dispatched: nobody[i],
+      dispatched_at: nobody[i] ? new Date() : null,
+    }));
+    // One event (most changes): a plain insert, without the driver's bulk-write machinery.
+    if (docs.length === 1) await Event.collection.insertOne(docs[0] as never, { ignoreUndefined: true });
+    else await Event.collection.insertMany(docs as never[], { ordered: false, ignoreUndefined: true });
   } catch (err) {
     // Only keyed events may already be there (same key, same event: written once, notified once).
     const reported = (err as { writeErrors?: WriteFailure[] | WriteFailure }).writeErrors;
