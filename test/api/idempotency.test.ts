@@ -24,6 +24,7 @@ import { waitFor } from '../support/wait';
 import { createHash } from 'node:crypto';
 import { Invoice } from '../../src/models/invoice';
 import { Event } from '../../src/models/event';
+import { Customer } from '../../src/models/customer';
 
 useTestDatabase();
 let api: TestApi;
@@ -205,6 +206,27 @@ describe('idempotency keys', () => {
     expect(events.map((e) => e.payload.id)).toEqual([first.body.id]);
     const wallets = (await a.api.get('/v1/wallets')).body.wallets.filter((w: any) => w.owner_id === first.body.id);
     expect(wallets).toHaveLength(1);
+  });
+
+  it("a customer undone after a failure that had in fact written its wallet is made again by the retry, on that wallet", async () => {
+    // The database went away during the wallet's insert: the insert landed, its answer did not,
+    // the customer was undone, and the key released (a 5xx). The retry derives the same customer id.
+    const a = await newAccount(api.url);
+    const key = newKey();
+    const body = { email: 'wallet-left-behind@example.com' };
+    const first = await a.api.post('/v1/customers', body, { 'Idempotency-Key': key });
+    expect(first.status).toBe(201);
+    await Customer.deleteOne({ _id: first.body.id });
+    await IdempotencyKey.collection.deleteOne({ _id: reservationIdOf(a.account_id, key) } as never);
+    await Event.deleteMany({ account_id: a.account_id, event: 'wallet.created', 'payload.owner_id': first.body.id });
+
+    const retry = await a.api.post('/v1/customers', body, { 'Idempotency-Key': key });
+    expect(retry.status).toBe(201);
+    expect(retry.body.id).toBe(first.body.id);
+    const wallets = (await a.api.get('/v1/wallets')).body.wallets.filter((w: any) => w.owner_id === first.body.id);
+    expect(wallets).toHaveLength(1);
+    // The wallet's event, which the first attempt may not have recorded, is there once.
+    expect(await Event.countDocuments({ account_id: a.account_id, event: 'wallet.created', 'payload.owner_id': first.body.id })).toBe(1);
   });
 
   // Every create under a key: the retry after a request that died between its write and its

@@ -6,7 +6,7 @@ import { CreateOptions, createdId, earlierAttempt } from '../writes/creation';
 import { ApiError } from '../../lib/errors';
 import { presentCustomer } from '../../presenters/customer';
 import { recordEvent } from '../writes/events';
-import { createWallet } from '../crypto/wallets';
+import { ensureWallet } from '../crypto/wallets';
 import { normalizeEmail, optionalText } from '../writes/validate';
 import { createListed, listScopePage, recountListSlots } from '../writes/listing';
 import { customerSearchTerms } from '../../lib/searchTerms';
@@ -38,11 +38,7 @@ export async function createCustomer(scope: Scope, input: Required<Pick<Customer
   const id = createdId(ID_PREFIX.customer, opts);
   const earlier = await earlierAttempt<CustomerDoc>(Customer, scope, id, opts);
   if (earlier) {
-    try {
-      await createWallet(scope, 'customer', earlier._id);
-    } catch (err) {
-      if (!isDuplicateKey(err)) throw err; // the first attempt made it
-    }
+    await ensureWallet(scope, 'customer', earlier._id);
     return announceCreatedCustomer(scope, earlier);
   }
   const doc = {
@@ -60,7 +56,7 @@ export async function createCustomer(scope: Scope, input: Required<Pick<Customer
     throw err;
   }
   try {
-    await createWallet(scope, 'customer', customer._id);
+    await ensureWallet(scope, 'customer', customer._id);
   } catch (err) {
     // No customer without a wallet: undo the insert so a retry starts clean.
     await Customer.deleteOne({ _id: customer._id });

@@ -4,6 +4,7 @@ import { Scope, scopeFilter, findInScope } from '../../models/scope';
 import { findIn } from '../../models/pushdown';
 import { newId, ID_PREFIX } from '../../lib/ids';
 import { ApiError } from '../../lib/errors';
+import { isDuplicateKey } from '../../models/errors';
 import { presentWallet } from '../../presenters/wallet';
 import type { Dependencies } from '../../dependencies';
 import { recordEvent } from '../writes/events';
@@ -13,8 +14,26 @@ import { removeAddressesOfWallets } from './cryptoAddresses';
 /** Wallets are never created through the API: accounts and customers get one here. */
 export async function createWallet(scope: Scope, ownerType: 'account' | 'customer', ownerId: string): Promise<WalletDoc> {
   const wallet = (await createListed(Wallet, scope, { _id: newId(ID_PREFIX.wallet), ...scopeFilter(scope), owner_type: ownerType, owner_id: ownerId })).toObject() as WalletDoc;
-  await recordEvent(scope, 'wallet.created', presentWallet(wallet, []));
+  await recordEvent(scope, 'wallet.created', presentWallet(wallet, []), { idempotencyKey: `wallet.created:${wallet._id}` });
   return wallet;
+}
+
+/**
+ * The owner's wallet in `scope`, made now unless an earlier attempt made it: a retried create
+ * (its owner's id derived from the Idempotency-Key) meets the wallet of an attempt that died,
+ * even one whose owner was undone after a failure that had in fact written the wallet. Its
+ * `wallet.created` is recorded if that attempt did not get to it (keyed: once).
+ */
+export async function ensureWallet(scope: Scope, ownerType: 'account' | 'customer', ownerId: string): Promise<WalletDoc> {
+  try {
+    return await createWallet(scope, ownerType, ownerId);
+  } catch (err) {
+    if (!isDuplicateKey(err)) throw err;
+    const existing = await Wallet.findOne({ owner_type: ownerType, owner_id: ownerId, sandbox: scope.sandbox }).lean<WalletDoc>();
+    if (!existing || existing.account_id !== scope.accountId) throw err;
+    await recordEvent(scope, 'wallet.created', presentWallet(existing, []), { idempotencyKey: `wallet.created:${existing._id}` });
+    return existing;
+  }
 }
 
 /** created_at desc, then id desc: the order of every list. */
