@@ -15,6 +15,7 @@ import { runCryptoBench } from './crypto';
 import { runDetectionBench } from './detection';
 import { runScaleBench } from './scale';
 import { runReportsBench } from './reports';
+import { runIdleBench } from './idle';
 import { resultFileName, RunContext, sectionResult } from './results';
 
 const RESULTS_DIR = path.join(__dirname, 'results');
@@ -49,6 +50,7 @@ async function main() {
   const only = args.filter((a) => a !== '--json');
   // In this order; scale last: its 8,000+ customers would change what the other sections measure.
   const sections: [string, () => Promise<string[]>][] = [
+    ['idle', () => runIdleBench()],
     ['api', () => runApiBench(apiUrl)],
     ['renewals', () => runRenewalBench(apiUrl)],
     ['crypto', () => runCryptoBench(apiUrl)],

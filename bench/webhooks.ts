@@ -28,6 +28,7 @@ import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { entryCommand, ManagedProcess, ROOT } from '../faults/stack';
 import { cpuBetween, cpuLine, cpuTarget, measureInsertBaseline, readCpu, type CpuWindow } from './cpu';
+import { deliveryFloor, goalWithFloor } from './floor';
 
 interface Scenario {
   name: string;
@@ -66,6 +67,18 @@ function siblingUri(uri: string, suffix: string): string {
   const db = u.pathname.replace(/^\//, '') || 'payments';
   u.pathname = `/${db}${suffix}`;
   return u.toString();
+}
+
+/** One POST through `agent`, its answer read to the end. */
+function postWith(agent: https.Agent, url: string, body: string, headers: Record<string, string>): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const req = https.request(url, { method: 'POST', agent, headers }, (res) => {
+      res.resume();
+      res.on('end', resolve);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
 }
 
 async function pool<T>(items: T[], lanes: number, fn: (item: T) => Promise<void>): Promise<void> {
@@ -115,6 +128,10 @@ export async function runWebhookBench(opts: { temporalAddress: string; mongoUri:
   const agent = new https.Agent({ ca: certs.ca, keepAlive: true, maxSockets: 100 });
   const received = new Map<string, number>(); // `${eventId}/${path}` -> ms
   receiver.on((r) => received.set(`${r.headers['x-service-event-id']}${r.path}`, performance.timeOrigin + performance.now()));
+  let floorReceived = 0;
+  receiver.on((r) => {
+    if (r.path === '/floor') floorReceived += 1;
+  });
 
   const logger = pino({ level: 'warn' });
   const config = { ...loadConfig({ ...process.env, LOG_LEVEL: 'warn' }), webhookAllowPrivateNetworks: true };
@@ -214,14 +231,7 @@ export async function runWebhookBench(opts: { temporalAddress: string; mongoUri:
     for (let i = 0; i < n; i++) {
       const body = JSON.stringify({ id: `evt_base${i}`, event: 'customer.updated', payload: { id: `cust_${i}`, object: 'customer' }, timestamp: new Date().toISOString() });
       const sig = await signWebhook(secret, Math.floor(Date.now() / 1000), body);
-      await new Promise<void>((resolve, reject) => {
-        const req = https.request(`${receiver.url}/baseline`, { method: 'POST', agent, headers: { 'Content-Type': 'application/json', 'X-Service-Signature': sig, 'X-Service-Event-Id': `evt_base${i}` } }, (res) => {
-          res.resume();
-          res.on('end', resolve);
-        });
-        req.on('error', reject);
-        req.end(body);
-      });
+      await postWith(agent, `${receiver.url}/baseline`, body, { 'Content-Type': 'application/json', 'X-Service-Signature': sig, 'X-Service-Event-Id': `evt_base${i}` });
     }
     const baseline = n / ((performance.now() - t0) / 1000);
     lines.push(`${'baseline: signed POSTs from a loop'.padEnd(30)} ${String(n).padStart(5)}/${n} sent       ${baseline.toFixed(0).padStart(5)} requests/s`);
@@ -232,7 +242,19 @@ export async function runWebhookBench(opts: { temporalAddress: string; mongoUri:
     const cpuBaseline = await measureInsertBaseline(WebhookEndpoint.collection);
     lines.push(cpuBaseline.line);
     const burst = measured.find((m) => m.key === SCENARIOS[0].key)!;
-    targetLines.push(cpuTarget('webhooks', 'delivery', burst.cpu, burst.deliveries, cpuBaseline, GOAL_CPU_RATIO, burst.all));
+    const floor = await deliveryFloor(
+      {
+        count: SCENARIOS[0].events,
+        writers: WRITERS,
+        endpointUrl: `${receiver.url}/floor`,
+        post: (url, body, headers) => postWith(agent, url, body, headers),
+        received: () => floorReceived,
+      },
+      cpuBaseline,
+    );
+    const goal = goalWithFloor(GOAL_CPU_RATIO, floor, cpuBaseline);
+    lines.push(...floor.lines, `  goal: ${goal.why}`);
+    targetLines.push(cpuTarget('webhooks', 'delivery', burst.cpu, burst.deliveries, cpuBaseline, goal, burst.all));
   } finally {
     await Promise.all(others.map((w) => w.stop('SIGTERM')));
     await stopDomain();
