@@ -6,20 +6,24 @@
  * bench/floorWorkflows.ts (one workflow per customer, subscription, invoice due date and delivery,
  * each doing its work in one local activity, as the design asks).
  *
- * What each floor writes, and why it cannot write less:
- * - payment (12 statements, a signal-with-start, and a signal to the invoice's due-date workflow
+ * What each floor writes, and why it cannot write less. Every change's events need the account's
+ * webhook endpoints read first (to write them dispatched when nobody receives them, or to start their
+ * deliveries), once per write here (the service shares concurrent reads of one account's).
+ * - payment (14 statements, a signal-with-start, and a signal to the invoice's due-date workflow
  *   when the payment pays it): the API token read, the Idempotency-Key reserved and its response
- *   kept (shared DECISIONS), the address read, the transaction and its `crypto_transaction.received`
- *   event written; then the transaction read (allocation must be idempotent), the customer's open
- *   invoices read, the allocation written, the invoice written, its events
- *   (`transaction_allocation.created`, `crypto_transaction.allocated`, `invoice.paid`) in one write,
- *   the transaction marked allocated.
- * - renewal (4 statements and the new invoice's due-date workflow started): the subscription read,
- *   the invoice written, `invoice.created` and `subscription.renewed` in one write, the
- *   subscription's period moved on.
- * - delivery (5 statements, a workflow started and the signed HTTPS POST): the event written, the
- *   account's endpoints read, the delivery record written; the endpoint read by the attempt (its
- *   secret stays out of the workflow's history), the delivery's outcome written.
+ *   kept (shared DECISIONS), the address read, the transaction written, the endpoints read and its
+ *   `crypto_transaction.received` event written; then the transaction read (allocation must be
+ *   idempotent), the customer's open invoices read, the allocation written, the invoice written, the
+ *   endpoints read and its events (`transaction_allocation.created`, `crypto_transaction.allocated`,
+ *   `invoice.paid`) in one write, the transaction marked allocated. The unallocated transaction is
+ *   itself the intent a sweeper would pick up.
+ * - renewal (5 statements and the new invoice's due-date workflow started, with a start delay as the
+ *   service's): the subscription read, the invoice written, the endpoints read, `invoice.created` and
+ *   `subscription.renewed` in one write, the subscription's period moved on.
+ * - delivery (6 statements, a workflow started and the signed HTTPS POST): the endpoints read, the
+ *   event written, its delivery workflow started and the event marked dispatched (else a sweeper
+ *   starts it: nothing lost); the attempt reads the endpoint (its secret stays out of the workflow's
+ *   history) and the event, and writes the delivery record with its outcome.
  *
  * An operation whose goal (half of the first run's ratio) is below its floor has the floor plus 20%
  * as its goal instead (issue 27).
@@ -40,7 +44,7 @@ import { floorAllocationWorkflow, floorCloseSignal, floorDeliveryWorkflow, floor
 export interface FloorActivities {
   floorAllocate(customerId: string, txIds: string[]): Promise<void>;
   floorRenew(subscriptionId: string): Promise<void>;
-  floorDeliver(deliveryId: string): Promise<void>;
+  floorDeliver(eventId: string, endpointId: string): Promise<void>;
 }
 
 export interface Floor {
@@ -91,7 +95,8 @@ function floorActivities(stack: () => FloorStack): FloorActivities {
           events.unshift({ _id: `evt_${randomBytes(12).toString('hex')}`, account_id: ACCOUNT, type: 'transaction_allocation.created', data: { id: allocationId, invoice_id: invoice._id, amount: usd }, timestamp: now });
           if (paid) events.push({ _id: `evt_${randomBytes(12).toString('hex')}`, account_id: ACCOUNT, type: 'invoice.paid', data: { id: invoice._id, amount_paid: amountPaid }, timestamp: now });
         }
-        await col(db, 'events').insertMany(events, { ordered: false });
+        const endpoints = await col(db, 'endpoints').find({ account_id: ACCOUNT }).toArray();
+        await col(db, 'events').insertMany(events.map((e) => ({ ...e, dispatched: endpoints.length === 0 })), { ordered: false });
         await col(db, 'transactions').updateOne({ _id: txId }, { $set: { allocated_at: now, usd_price: USD_PER_BTC } });
         if (paid) await client.workflow.getHandle(`floor-due-${invoice._id}`).signal(floorCloseSignal);
       }
@@ -104,24 +109,26 @@ function floorActivities(stack: () => FloorStack): FloorActivities {
       const now = new Date();
       const due = now.getTime() + 30 * 86_400_000;
       await col(db, 'invoices').insertOne({ _id: invoiceId, account_id: ACCOUNT, customer_id: sub.customer_id, subscription_id: subscriptionId, billing_key: `${subscriptionId}:${sub.period}`, status: 'pending', total: sub.amount, amount_paid: 0, due_date: new Date(due), created_at: now });
+      const endpoints = await col(db, 'endpoints').find({ account_id: ACCOUNT }).toArray();
       await col(db, 'events').insertMany(
         [
-          { _id: `evt_${randomBytes(12).toString('hex')}`, account_id: ACCOUNT, type: 'invoice.created', data: { id: invoiceId }, timestamp: now },
-          { _id: `evt_${randomBytes(12).toString('hex')}`, account_id: ACCOUNT, type: 'subscription.renewed', data: { id: subscriptionId }, timestamp: now },
+          { _id: `evt_${randomBytes(12).toString('hex')}`, account_id: ACCOUNT, type: 'invoice.created', data: { id: invoiceId }, timestamp: now, dispatched: endpoints.length === 0 },
+          { _id: `evt_${randomBytes(12).toString('hex')}`, account_id: ACCOUNT, type: 'subscription.renewed', data: { id: subscriptionId }, timestamp: now, dispatched: endpoints.length === 0 },
         ],
         { ordered: false },
       );
       await col(db, 'subscriptions').updateOne({ _id: subscriptionId }, { $set: { period: sub.period + 1, updated_at: now } });
       await client.workflow.start(floorDueWorkflow, { workflowId: `floor-due-${invoiceId}`, taskQueue, startDelay: due - Date.now() });
     },
-    async floorDeliver(deliveryId) {
+    async floorDeliver(eventId, endpointId) {
       const { db, delivery } = stack();
-      const d = await col(db, 'deliveries').findOne({ _id: deliveryId });
-      const endpoint = d && (await col(db, 'endpoints').findOne({ _id: d.endpoint_id }));
-      if (!d || !endpoint || !delivery) throw new Error(`floor delivery ${deliveryId}: nothing to deliver`);
-      const signature = await signWebhook(endpoint.secret, Math.floor(Date.now() / 1000), d.body);
-      await delivery.post(endpoint.url, d.body, { 'Content-Type': 'application/json', 'X-Service-Signature': signature, 'X-Service-Event-Id': d.event_id });
-      await col(db, 'deliveries').updateOne({ _id: deliveryId }, { $set: { status: 'succeeded', attempts: 1, updated_at: new Date() } });
+      const [endpoint, event] = await Promise.all([col(db, 'endpoints').findOne({ _id: endpointId }), col(db, 'events').findOne({ _id: eventId })]);
+      if (!event || !endpoint || !delivery) throw new Error(`floor delivery ${eventId} -> ${endpointId}: nothing to deliver`);
+      const body = JSON.stringify({ id: event._id, event: event.type, payload: event.data, timestamp: event.timestamp.toISOString() });
+      const signature = await signWebhook(endpoint.secret, Math.floor(Date.now() / 1000), body);
+      await delivery.post(endpoint.url, body, { 'Content-Type': 'application/json', 'X-Service-Signature': signature, 'X-Service-Event-Id': event._id });
+      const now = new Date();
+      await col(db, 'deliveries').insertOne({ _id: `wd_${eventId}_${endpointId}`, account_id: event.account_id, event_id: eventId, endpoint_id: endpointId, status: 'succeeded', attempts: [{ at: now, status: 200 }], created_at: now });
     },
   };
 }
@@ -233,7 +240,9 @@ export async function paymentFloor(opts: { customers: number; transactions: numb
       if (!address) throw new Error('floor: unknown address');
       const tx = { _id: `ctx_${randomBytes(12).toString('hex')}`, account_id: auth.account_id, customer_id: address.customer_id, to_address_id: address._id, amount: body.amount, currency_code: body.currency_code, transaction_id: body.transaction_id, allocated_at: null, created_at: new Date() };
       await col(db, 'transactions').insertOne(tx);
-      await col(db, 'events').insertOne({ _id: `evt_${randomBytes(12).toString('hex')}`, account_id: auth.account_id, type: 'crypto_transaction.received', data: tx, timestamp: tx.created_at });
+      // Which endpoints receive the event (none here): it is written dispatched, or its deliveries are started.
+      const endpoints = await col(db, 'endpoints').find({ account_id: auth.account_id }).toArray();
+      await col(db, 'events').insertOne({ _id: `evt_${randomBytes(12).toString('hex')}`, account_id: auth.account_id, type: 'crypto_transaction.received', data: tx, timestamp: tx.created_at, dispatched: endpoints.length === 0 });
       await client.workflow.signalWithStart(floorAllocationWorkflow, { workflowId: `floor-alloc-${address.customer_id}`, taskQueue, args: [address.customer_id], signal: floorPaymentSignal, signalArgs: [tx._id] });
       const response = JSON.stringify({ id: tx._id, object: 'crypto_transaction', amount: tx.amount, currency_code: tx.currency_code, transaction_id: tx.transaction_id });
       await col(db, 'idempotency').updateOne({ _id: key }, { $set: { status: 201, response } });
@@ -269,7 +278,7 @@ export async function paymentFloor(opts: { customers: number; transactions: numb
     await pay(opts.transactions);
     await allocated(customers.length + opts.transactions);
     const cpu = cpuBetween(before, readCpu());
-    return floorResult('payment', 12, opts.transactions, cpu, (performance.now() - started) / 1000, baseline, 'payments (bare HTTP server, driver statements, one allocation workflow per customer)');
+    return floorResult('payment', 14, opts.transactions, cpu, (performance.now() - started) / 1000, baseline, 'payments (bare HTTP server, driver statements, one allocation workflow per customer)');
   } finally {
     server.close();
     await Promise.all(invoices.map((inv) => client.workflow.getHandle(`floor-due-${inv._id}`).terminate('floor measured').catch(() => undefined)));
@@ -301,7 +310,7 @@ export async function renewalFloor(count: number, baseline: InsertBaseline): Pro
     await waitFor('renewals', async () => (await col(db, 'invoices').countDocuments({ account_id: ACCOUNT })) >= WARM_UP + count);
     const cpu = cpuBetween(before, readCpu());
     renewed.push(...(await col(db, 'invoices').find({}, { projection: { _id: 1 } }).toArray()).map((i) => String(i._id)));
-    return floorResult('renewal', 4, count, cpu, (performance.now() - started) / 1000, baseline, 'renewals (one subscription workflow each, driver statements, the due-date workflow started)');
+    return floorResult('renewal', 5, count, cpu, (performance.now() - started) / 1000, baseline, 'renewals (one subscription workflow each, driver statements, the due-date workflow started)');
   } finally {
     await pool([...subs.map((s) => `floor-sub-${s._id}`), ...renewed.map((id) => `floor-due-${id}`)], 10, async (id) => {
       await client.workflow.getHandle(id).terminate('floor measured').catch(() => undefined);
@@ -330,15 +339,14 @@ export async function deliveryFloor(
       Array.from({ length: count }, (_, i) => i),
       opts.writers,
       async (i) => {
-        const event = { _id: `evt_${randomBytes(12).toString('hex')}`, account_id: ACCOUNT, type: 'customer.updated', data: { id: `cust_floor${i}`, object: 'customer', email: `f${i}@example.com` }, timestamp: new Date() };
+        const endpoints = await col(db, 'endpoints').find({ account_id: ACCOUNT }).toArray();
+        const event = { _id: `evt_${randomBytes(12).toString('hex')}`, account_id: ACCOUNT, type: 'customer.updated', data: { id: `cust_floor${i}`, object: 'customer', email: `f${i}@example.com` }, timestamp: new Date(), dispatched: endpoints.length === 0 };
         await col(db, 'events').insertOne(event);
-        const endpoints = await col(db, 'endpoints').find({ account_id: ACCOUNT, status: 'enabled' }).toArray();
         for (const endpoint of endpoints) {
-          const deliveryId = `wd_${randomBytes(12).toString('hex')}`;
-          const body = JSON.stringify({ id: event._id, event: event.type, payload: event.data, timestamp: event.timestamp.toISOString() });
-          await col(db, 'deliveries').insertOne({ _id: deliveryId, account_id: ACCOUNT, event_id: event._id, endpoint_id: endpoint._id, body, status: 'pending', attempts: 0, created_at: new Date() });
-          await client.workflow.start(floorDeliveryWorkflow, { workflowId: `floor-delivery-${deliveryId}`, taskQueue, args: [deliveryId], requestEagerStart: eager });
+          await client.workflow.start(floorDeliveryWorkflow, { workflowId: `floor-delivery-${event._id}-${endpoint._id}`, taskQueue, args: [event._id, endpoint._id], requestEagerStart: eager });
         }
+        // Marked dispatched once its deliveries are started (else a sweeper starts them).
+        if (endpoints.length) await col(db, 'events').updateOne({ _id: event._id }, { $set: { dispatched: true } });
       },
     );
     await waitFor('deliveries', async () => opts.received() - receivedBefore >= count);
@@ -349,7 +357,7 @@ export async function deliveryFloor(
     const started = performance.now();
     await deliver(opts.count);
     const cpu = cpuBetween(before, readCpu());
-    return floorResult('delivery', 5, opts.count, cpu, (performance.now() - started) / 1000, baseline, 'deliveries (driver statements, one delivery workflow each, the signed HTTPS POST)');
+    return floorResult('delivery', 6, opts.count, cpu, (performance.now() - started) / 1000, baseline, 'deliveries (driver statements, one delivery workflow each, the signed HTTPS POST)');
   } finally {
     await stack.close();
   }

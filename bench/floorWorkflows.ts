@@ -40,6 +40,6 @@ export async function floorSubscriptionWorkflow(subscriptionId: string, billAt: 
 }
 
 /** One delivery of one event to one endpoint: one attempt. */
-export async function floorDeliveryWorkflow(deliveryId: string): Promise<void> {
-  await floorDeliver(deliveryId);
+export async function floorDeliveryWorkflow(eventId: string, endpointId: string): Promise<void> {
+  await floorDeliver(eventId, endpointId);
 }
