@@ -7,6 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { connectDatabase, disconnectDatabase } from '../src/db/connection';
 import { runApiBench } from './api';
 import { runWebhookBench } from './webhooks';
@@ -62,6 +63,8 @@ async function main() {
   const names = sections.map(([name]) => name);
   for (const o of only) if (!names.includes(o)) throw new Error(`unknown bench section ${o}; one of ${names.join(', ')} (and --json)`);
   const run = runContext(new Date());
+  // The workers this process runs (webhooks, the floors) log the SDK's warnings only, not every state change.
+  Runtime.install({ logger: new DefaultLogger('WARN') });
   await connectDatabase(process.env.MONGODB_URI!);
   console.log(`bench on the ${run.stack.temporal}, ${run.stack.workers} worker process(es)`);
   try {
