@@ -219,12 +219,12 @@ describe('crypto transactions', () => {
     const allocate = (amount: string) => a.api.post(`/v1/crypto_transactions/${tx1.id}/allocations`, { invoice_id: invoice.id, amount_applied: amount });
     const txNow = async () => (await a.api.get(`/v1/crypto_transactions/${tx1.id}`)).body;
     const invoiceNow = async () => (await a.api.get(`/v1/invoices/${invoice.id}`)).body;
-    const realInvoiceUpdate = Invoice.findOneAndUpdate.bind(Invoice);
+    const realInvoiceUpdate = Invoice.collection.findOneAndUpdate.bind(Invoice.collection);
     const realTxUpdate = CryptoTransaction.findOneAndUpdate.bind(CryptoTransaction);
     /** Makes the invoice write of an allocation (after its slot is taken) fail `times` times. */
     const failInvoiceWrites = (times: number) => {
       let left = times;
-      return jest.spyOn(Invoice, 'findOneAndUpdate').mockImplementation(((f: any, u: any, o: any) => {
+      return jest.spyOn(Invoice.collection, 'findOneAndUpdate').mockImplementation(((f: any, u: any, o: any) => {
         if (u?.$push?.crypto_allocations && left-- > 0) throw new Error('connection reset');
         return realInvoiceUpdate(f, u, o);
       }) as never);

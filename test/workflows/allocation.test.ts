@@ -159,8 +159,8 @@ describe('a manual allocation that died half-way', () => {
       // Due far ahead of the test server's clock, so its overdue timer does not change the invoice under the test.
       const invoice = await invoiceOf(a.api, customer.id, '100.00', '2999-01-01');
       // Every invoice write fails during this allocation (and its own attempt to finish): the process "dies" after the slot insert.
-      const real = Invoice.findOneAndUpdate.bind(Invoice);
-      const spy = jest.spyOn(Invoice, 'findOneAndUpdate').mockImplementation(((f: any, u: any, o: any) => {
+      const real = Invoice.collection.findOneAndUpdate.bind(Invoice.collection);
+      const spy = jest.spyOn(Invoice.collection, 'findOneAndUpdate').mockImplementation(((f: any, u: any, o: any) => {
         if (u?.$push?.crypto_allocations) throw new Error('connection reset');
         return real(f, u, o);
       }) as never);

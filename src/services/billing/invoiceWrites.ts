@@ -100,7 +100,7 @@ export async function applyCryptoAllocation(
   const slotId = `${invoiceId}#${entries.length}`;
   let applied = entry;
   try {
-    await AllocationSlot.create({ _id: slotId, allocation_id: entry.id, transaction_id: entry.transaction_id, invoice_id: invoiceId, amount_applied: entry.amount_applied, pays_in_full: entry.pays_in_full, created_at: entry.created_at });
+    await AllocationSlot.collection.insertOne({ _id: slotId, allocation_id: entry.id, transaction_id: entry.transaction_id, invoice_id: invoiceId, amount_applied: entry.amount_applied, pays_in_full: entry.pays_in_full, created_at: entry.created_at } as never);
   } catch (err) {
     if (!isDuplicateKey(err)) throw err;
     const slot = await AllocationSlot.findById(slotId).lean<AllocationSlotDoc>();
@@ -109,7 +109,7 @@ export async function applyCryptoAllocation(
   }
   // Under the slot, read again: a change holding the slot before (writeInvoiceHeld, below) may
   // have written since the read above; the write goes from this read, or not at all.
-  const held = await Invoice.findById(invoiceId).lean<InvoiceDoc>();
+  const held = (await Invoice.collection.findOne({ _id: invoiceId } as never)) as InvoiceDoc | null;
   const heldEntries = held ? cryptoAllocationsOf(held) : [];
   if (heldEntries.some((e) => e.id === applied.id)) return { result: 'already_applied', entry: applied };
   if (!held || heldEntries.length !== entries.length || (held.amount_paid ?? '0.00') !== expected.amount_paid || held.status !== expected.status) {
@@ -118,7 +118,7 @@ export async function applyCryptoAllocation(
   }
   const set: Record<string, unknown> = { amount_paid: sumAmounts([held.amount_paid ?? '0.00', applied.amount_applied]) };
   if (applied.pays_in_full) set.status = 'paid';
-  const updated = await Invoice.findOneAndUpdate({ _id: invoiceId }, { $set: set, $push: { crypto_allocations: applied } }, { returnDocument: 'after', strict: false }).lean<InvoiceDoc>();
+  const updated = (await Invoice.collection.findOneAndUpdate({ _id: invoiceId } as never, { $set: { ...set, updated_at: new Date() }, $push: { crypto_allocations: applied } } as never, { returnDocument: 'after' })) as InvoiceDoc | null;
   if (updated) await rollupsChanged(deps, scopeOfDoc(updated), 'receivables');
   if (updated && applied.pays_in_full && announcePaid === 'caller') return { result: 'applied', entry: applied, paid: updated };
   if (updated && applied.pays_in_full) await recordInvoicePaidFor(deps, updated, applied.id);

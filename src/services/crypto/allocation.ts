@@ -65,7 +65,7 @@ export async function ensurePriced(deps: Dependencies, tx: CryptoTransactionDoc)
   const value = usdValue(tx.amount, price);
   // By `_id` alone (FerretDB v1 scans the collection inside the write for any other filter field);
   // the value is the same on every attempt (price at the fixed timestamp), so a racing write is harmless.
-  const updated = await CryptoTransaction.findOneAndUpdate({ _id: tx._id }, { $set: { usd_value: value, usd_price: price } }, { returnDocument: 'after' }).lean<CryptoTransactionDoc>();
+  const updated = (await CryptoTransaction.collection.findOneAndUpdate({ _id: tx._id } as never, { $set: { usd_value: value, usd_price: price, updated_at: new Date() } }, { returnDocument: 'after' })) as CryptoTransactionDoc | null;
   // Not marked for the collections rollup here: the allocation's finish writes the transaction
   // again and marks it after (one change of the source, marked once after its last write).
   return updated ?? tx;
@@ -77,10 +77,8 @@ function balanceOf(inv: InvoiceDoc): string {
 
 async function candidateInvoices(tx: CryptoTransactionDoc): Promise<InvoiceDoc[]> {
   const scope = scopeOfDoc(tx);
-  const found = tx.customer_id
-    ? await Invoice.find({ customer_id: tx.customer_id }).lean<InvoiceDoc[]>()
-    // Every status, as for a customer: a replay must see the invoices an interrupted attempt already paid.
-    : await Invoice.find(scopeFilter(scope)).lean<InvoiceDoc[]>();
+  // Every status, for an account as for a customer: a replay must see the invoices an interrupted attempt already paid.
+  const found = (await Invoice.collection.find((tx.customer_id ? { customer_id: tx.customer_id } : scopeFilter(scope)) as never).toArray()) as unknown as InvoiceDoc[];
   return found.filter((i) => inScope(i, scope));
 }
 
@@ -126,7 +124,7 @@ export async function allocateTransaction(deps: Dependencies, txId: string, opts
   for (let attempt = 0; attempt < attempts; attempt++) {
     // After a conflict: an invoice change holds the invoice for a few milliseconds (services/billing/invoiceWrites.ts writeInvoiceHeld).
     if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 10 * 2 ** attempt));
-    let tx = await CryptoTransaction.findById(txId).lean<CryptoTransactionDoc>();
+    let tx = (await CryptoTransaction.collection.findOne({ _id: txId } as never)) as CryptoTransactionDoc | null;
     if (!tx) return { status: 'missing', allocations: 0, unallocated: null };
     if (tx.allocated_at) {
       // Finished, but still due: written by a finish that raced another (both wrote the same entries).
@@ -190,11 +188,11 @@ export async function allocateTransaction(deps: Dependencies, txId: string, opts
     // `_id` alone (a filter is no guard on FerretDB v1 anyway). Allocations of one customer run
     // one at a time in its workflow, a manual allocation waits for `allocated_at`, and a replay
     // writes the same entries (derived ids).
-    const finished = await CryptoTransaction.findOneAndUpdate(
-      { _id: tx._id },
-      { $set: { allocations: entries, unallocated_amount: new Dec(unallocated).isNegative() ? '0.00' : unallocated, allocated_at: now, allocation_due: false } },
+    const finished = (await CryptoTransaction.collection.findOneAndUpdate(
+      { _id: tx._id } as never,
+      { $set: { allocations: entries, unallocated_amount: new Dec(unallocated).isNegative() ? '0.00' : unallocated, allocated_at: now, allocation_due: false, updated_at: new Date() } },
       { returnDocument: 'after' },
-    ).lean<CryptoTransactionDoc>();
+    )) as CryptoTransactionDoc | null;
     if (!finished) return { status: 'missing', allocations: 0, unallocated: null };
     await rollupsChanged(deps, scopeOfDoc(finished), 'collections');
     await recordAllocationEvents(deps, finished, paidNow);
