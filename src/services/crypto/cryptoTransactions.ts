@@ -3,6 +3,7 @@
  * (scope, currency, transaction hash, receiving address), listed by `timestamp` desc, and
  * allocated to invoices (services/crypto/allocation.ts) after they are recorded.
  */
+import { insertNew } from '../../models/insertNew';
 import { createHash } from 'node:crypto';
 import { AmountMismatch, AmountMismatchDoc, CryptoTransaction, CryptoTransactionDoc, TransactionSource } from '../../models/cryptoTransaction';
 import { Wallet, WalletDoc } from '../../models/wallet';
@@ -123,7 +124,7 @@ export async function recordCryptoTransaction(
   let tx: CryptoTransactionDoc;
   try {
     tx = (
-      await CryptoTransaction.create({
+      await insertNew(CryptoTransaction, {
         _id: id,
         ...scopeFilter(scope),
         currency,
