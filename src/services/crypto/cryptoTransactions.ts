@@ -3,7 +3,6 @@
  * (scope, currency, transaction hash, receiving address), listed by `timestamp` desc, and
  * allocated to invoices (services/crypto/allocation.ts) after they are recorded.
  */
-import { insertNew } from '../../models/insertNew';
 import { createHash } from 'node:crypto';
 import { AmountMismatch, AmountMismatchDoc, CryptoTransaction, CryptoTransactionDoc, TransactionSource } from '../../models/cryptoTransaction';
 import { Wallet, WalletDoc } from '../../models/wallet';
@@ -124,7 +123,7 @@ export async function recordCryptoTransaction(
   let tx: CryptoTransactionDoc;
   try {
     tx = (
-      await insertNew(CryptoTransaction, {
+      await CryptoTransaction.create({
         _id: id,
         ...scopeFilter(scope),
         currency,

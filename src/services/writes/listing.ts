@@ -1,5 +1,4 @@
 import { Model } from 'mongoose';
-import { insertNew } from '../../models/insertNew';
 import { pageWindow, pagination, Pagination } from '../../lib/pagination';
 import { bucketOfSeq, planPage, newestListedFirst, backfillBuckets, BucketCount } from '../../lib/listWindow';
 import { ListCounter, ListCounterDoc } from '../../models/listCounter';
@@ -132,10 +131,10 @@ async function recountBucket(model: Model<any>, list_scope: string, list_bucket:
   }
 }
 
-/** `model.create(fields)` (as `insertNew` does it) with a list slot, and the slot's bucket recounted. Returns the created document. */
+/** `model.create(fields)` with a list slot, and the slot's bucket recounted. Returns the created document. */
 export async function createListed<T = any>(model: Model<any>, scope: Scope, fields: Record<string, unknown>): Promise<T> {
   const slot = await assignListSlot(model, scope);
-  const created = await insertNew(model, { ...fields, ...slot });
+  const created = await model.create({ ...fields, ...slot });
   await recountListSlots(model, [slot]);
   return created as T;
 }
