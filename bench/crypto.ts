@@ -12,7 +12,7 @@ import { bech32 } from '@scure/base';
 import { connectDatabase, disconnectDatabase } from '../src/db/connection';
 import { createAccount } from '../src/services/accounts/accounts';
 import { CryptoTransaction } from '../src/models/cryptoTransaction';
-import { retryBusy, target } from './support';
+import { pool, retryBusy, target } from './support';
 import { cpuBetween, cpuLine, cpuTarget, measureInsertBaseline, readCpu } from './cpu';
 import { goalWithFloor, paymentFloor } from './floor';
 
@@ -55,17 +55,6 @@ async function call(base: string, token: string, method: string, path: string, b
   }
 }
 
-async function pool<T>(items: T[], n: number, fn: (item: T, i: number) => Promise<void>) {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: n }, async () => {
-      while (next < items.length) {
-        const i = next++;
-        await fn(items[i], i);
-      }
-    }),
-  );
-}
 
 export async function runCryptoBench(apiUrl: string): Promise<string[]> {
   const acct = await createAccount({ email: `bench-crypto-${Date.now()}@example.com`, password: 'bench password 1' });

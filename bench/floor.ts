@@ -39,6 +39,7 @@ import { loadConfig } from '../src/config';
 import { workerCapacity } from '../src/startup/workerOptions';
 import { signWebhook } from '../src/cryptography/webhookSignature';
 import { cpuBetween, cpuLine, readCpu, type CpuWindow, type InsertBaseline } from './cpu';
+import { pool } from './support';
 import { floorAllocationWorkflow, floorCloseSignal, floorDeliveryWorkflow, floorDueWorkflow, floorPaymentSignal, floorSubscriptionWorkflow } from './floorWorkflows';
 
 export interface FloorActivities {
@@ -170,17 +171,6 @@ async function startFloorStack(delivery?: FloorStack['delivery']): Promise<Floor
   return stack;
 }
 
-async function pool<T>(items: T[], lanes: number, fn: (item: T, i: number) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: lanes }, async () => {
-      while (next < items.length) {
-        const i = next++;
-        await fn(items[i], i);
-      }
-    }),
-  );
-}
 
 async function waitFor(what: string, done: () => Promise<boolean>, timeoutMs = 10 * 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

@@ -9,7 +9,7 @@ import { createAccount } from '../src/services/accounts/accounts';
 import { Invoice } from '../src/models/invoice';
 import { Subscription } from '../src/models/subscription';
 import { newId, ID_PREFIX } from '../src/lib/ids';
-import { retryBusy, target } from './support';
+import { pool, retryBusy, target } from './support';
 import { cpuBetween, cpuLine, cpuTarget, measureInsertBaseline, readCpu } from './cpu';
 import { goalWithFloor, renewalFloor } from './floor';
 
@@ -54,12 +54,6 @@ function targets(count: number, expected: number, seconds: number | null, rssMiB
   return [within, rss];
 }
 
-async function pool<T>(items: T[], size: number, fn: (item: T) => Promise<void>) {
-  let next = 0;
-  await Promise.all(Array.from({ length: size }, async () => {
-    while (next < items.length) await fn(items[next++]);
-  }));
-}
 
 export async function runRenewalBench(apiUrl: string): Promise<string[]> {
   const account = await createAccount({ email: `renewals-${Date.now()}@example.com`, password: 'bench-password' });

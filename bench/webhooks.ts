@@ -22,7 +22,7 @@ import { signWebhook } from '../src/cryptography/webhookSignature';
 import { createDependencies } from '../src/dependencies';
 import { makeTestCertificates, startHttpsReceiver } from '../test/support/httpsReceiver';
 import { workerCapacity } from '../src/startup/workerOptions';
-import { target } from './support';
+import { pool, target } from './support';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
@@ -81,14 +81,6 @@ function postWith(agent: https.Agent, url: string, body: string, headers: Record
   });
 }
 
-async function pool<T>(items: T[], lanes: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: lanes }, async () => {
-      while (next < items.length) await fn(items[next++]);
-    }),
-  );
-}
 
 /** `count` worker processes (node --import tsx worker.ts) polling `TEMPORAL_TASK_QUEUE`, started and ready. */
 async function startWorkerProcesses(count: number, opts: { MONGODB_URI: string; TEMPORAL_TASK_QUEUE: string; certsCa: string }): Promise<ManagedProcess[]> {
