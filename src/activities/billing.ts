@@ -1,8 +1,8 @@
 import type { ActivityDeps } from './deps';
 import { ChargeInput, generateSubscriptionInvoice } from '../services/billing/invoices';
 import { markInvoiceOverdue } from '../services/billing/invoiceChanges';
-import { loadSubscriptionForBilling, readSubscription, syncSubscriptionState } from '../services/billing/subscriptions';
-import type { SubscriptionDoc } from '../models/subscription';
+import { loadSubscriptionForBilling, syncSubscriptionState } from '../services/billing/subscriptions';
+import { wakeUpSubscription } from '../services/billing/subscriptionWakeUps';
 import { createWorkerMetrics } from '../metrics/worker';
 import { rebuildRollup, RebuildOutcome } from '../services/reports/reportRollups';
 import type { RollupKind } from '../models/reportRollup';
@@ -10,8 +10,8 @@ import type { RollupKind } from '../models/reportRollup';
 /** Activities of the billing domain. Each is idempotent: a retry never bills or records twice. */
 export function createBillingActivities(deps: ActivityDeps) {
   const metrics = deps.metrics ?? createWorkerMetrics();
-  async function invoiceOf(subscriptionId: string, charge: ChargeInput, stored?: SubscriptionDoc | null): Promise<string | null> {
-    const result = await generateSubscriptionInvoice(deps, subscriptionId, charge, deps.config.invoiceDueDays, stored);
+  async function invoiceOf(subscriptionId: string, charge: ChargeInput): Promise<string | null> {
+    const result = await generateSubscriptionInvoice(deps, subscriptionId, charge, deps.config.invoiceDueDays);
     if (result?.created) metrics.invoicesGenerated.inc({ kind: charge.kind });
     return result?.invoiceId ?? null;
   }
@@ -29,15 +29,11 @@ export function createBillingActivities(deps: ActivityDeps) {
     generateSubscriptionInvoice: (subscriptionId: string, charge: ChargeInput): Promise<string | null> => invoiceOf(subscriptionId, charge),
     /** Status and active phase as of `now`, with their events. */
     syncSubscriptionState: (subscriptionId: string, nowIso: string) => syncSubscriptionState(subscriptionId, nowIso),
-    /**
-     * One wake-up of a subscription in one call: the invoice of each charge due (in order), then
-     * status and phase as of `now`, from one read of the subscription. Each step is idempotent, so
-     * a retry redoes only what is missing.
-     */
+    /** One wake-up of a subscription in one call (services/billing/subscriptionWakeUps.ts): its status after. */
     renewSubscription: async (subscriptionId: string, charges: ChargeInput[], nowIso: string): Promise<string> => {
-      const stored = await readSubscription(subscriptionId);
-      for (const charge of charges) await invoiceOf(subscriptionId, charge, stored);
-      return syncSubscriptionState(subscriptionId, nowIso, stored);
+      const outcome = await wakeUpSubscription(deps, subscriptionId, charges, nowIso);
+      for (const kind of outcome.created) metrics.invoicesGenerated.inc({ kind });
+      return outcome.status;
     },
     /** Rebuilds one report rollup of an account and scope from its source (idempotent: never an increment). */
     rebuildReportRollup: (input: { accountId: string; sandbox: string | null; kind: RollupKind }): Promise<RebuildOutcome> =>

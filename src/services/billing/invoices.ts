@@ -14,7 +14,7 @@ import { centsToAmount, multiplyAmount, parseAmount, sumAmounts, toAmount } from
 import { dayAfter, isCalendarDate } from '../../billing/dueDate';
 import type { ChargeLine } from '../../billing/schedule';
 import { subscriptionEventPayload } from '../../presenters/subscription';
-import { recordEvent, recordEvents } from '../writes/events';
+import { EventToRecord, recordEvent, recordEvents } from '../writes/events';
 import { findCustomer } from './customers';
 import { createListed, listPage, listScopePage, recountListSlots } from '../writes/listing';
 import { Subscription, SubscriptionDoc } from '../../models/subscription';
@@ -158,18 +158,26 @@ export interface ChargeInput {
   total: string;
 }
 
+/** A subscription's invoice as written, with the events it owes (recorded by the caller, once each by key). */
+export interface SubscriptionInvoiceWrite {
+  invoice: InvoiceDoc;
+  /** False when it found the invoice (so a retry is not counted twice). */
+  created: boolean;
+  events: EventToRecord[];
+}
+
 /**
- * Idempotent: the invoice is keyed by (subscription, charge); a retry finds it and re-records
- * nothing. `created` is false when it found the invoice (so a retry is not counted twice).
+ * Idempotent: the invoice is keyed by (subscription, charge); a retry finds it, and its events
+ * carry the same keys. Null when the subscription is gone or canceled.
  */
-export async function generateSubscriptionInvoice(
+export async function writeSubscriptionInvoice(
   deps: Dependencies,
   subscriptionId: string,
   charge: ChargeInput,
   invoiceDueDays: number,
   /** The subscription as the wake-up already read it. */
   stored?: SubscriptionDoc | null,
-): Promise<{ invoiceId: string; created: boolean } | null> {
+): Promise<SubscriptionInvoiceWrite | null> {
   const sub = stored !== undefined ? stored : await Subscription.findById(subscriptionId).lean<SubscriptionDoc>();
   if (!sub || sub.status === 'canceled') return null;
   const scope = scopeOfDoc(sub);
@@ -205,18 +213,27 @@ export async function generateSubscriptionInvoice(
   // Also on a retry (the first attempt may have died before marking).
   await rollupsChanged(deps, scope, 'receivables');
   const urls = await invoiceUrls(deps, invoice._id, { isNew: created });
-  await recordEvents(scope, [
-    { event: 'invoice.created', payload: invoiceEventPayload(invoice, urls), idempotencyKey: `invoice.created:${billingKey}` },
-    ...(charge.kind === 'renewal'
-      ? [
-          {
-            event: 'subscription.renewed' as const,
-            payload: { ...subscriptionEventPayload(sub), invoice_id: invoice._id, amount: invoice.total_amount, period_start: charge.periodStart },
-            idempotencyKey: `subscription.renewed:${billingKey}`,
-          },
-        ]
-      : []),
-  ]);
-  if (invoice.status === 'pending') await deps.workflows.invoiceDue.watch(invoice);
-  return { invoiceId: invoice._id, created };
+  const events: EventToRecord[] = [{ event: 'invoice.created', payload: invoiceEventPayload(invoice, urls), idempotencyKey: `invoice.created:${billingKey}` }];
+  if (charge.kind === 'renewal') {
+    events.push({
+      event: 'subscription.renewed',
+      payload: { ...subscriptionEventPayload(sub), invoice_id: invoice._id, amount: invoice.total_amount, period_start: charge.periodStart },
+      idempotencyKey: `subscription.renewed:${billingKey}`,
+    });
+  }
+  return { invoice, created, events };
+}
+
+/** The invoice of one charge with its events recorded and its due date watched (see writeSubscriptionInvoice). */
+export async function generateSubscriptionInvoice(
+  deps: Dependencies,
+  subscriptionId: string,
+  charge: ChargeInput,
+  invoiceDueDays: number,
+): Promise<{ invoiceId: string; created: boolean } | null> {
+  const written = await writeSubscriptionInvoice(deps, subscriptionId, charge, invoiceDueDays);
+  if (!written) return null;
+  await recordEvents(scopeOfDoc(written.invoice), written.events);
+  if (written.invoice.status === 'pending') await deps.workflows.invoiceDue.watch(written.invoice);
+  return { invoiceId: written.invoice._id, created: written.created };
 }

@@ -175,7 +175,7 @@ export async function updateSubscription(deps: Dependencies, scope: Scope, id: s
 
 /** An API change to a subscription as its only writer at that moment; 404 once gone, 409 while held for long. */
 async function writeSubscription(id: string, seen: SubscriptionDoc, plan: (sub: SubscriptionDoc) => Record<string, unknown> | null): Promise<SubscriptionDoc> {
-  return heldForApi(await writeHeld<SubscriptionDoc>(Subscription, id, plan, { seen }), 'Subscription', 'id');
+  return heldForApi(await writeHeld<SubscriptionDoc>(Subscription, id, plan, { seen, seenWhole: true }), 'Subscription', 'id');
 }
 
 /** DELETE: cancel (no further billing, `subscription.canceled`), then delete with its phases. */
@@ -227,38 +227,61 @@ export async function loadSubscriptionForBilling(id: string): Promise<StoredSubs
   };
 }
 
-/** Moves status and the active phase to what the plan says at `now`, with keyed events. */
-export async function syncSubscriptionState(subscriptionId: string, nowIso: string, stored?: SubscriptionDoc | null): Promise<string> {
-  // `stored`: the subscription as the wake-up read it (its invoices do not change it): nothing to
-  // write when the state it shows is current; otherwise the write goes from a read under the hold.
-  const sub = stored !== undefined ? stored : await readSubscription(subscriptionId);
-  if (!sub) return 'deleted';
-  if (sub.status === 'canceled') return 'canceled';
-  const scope = scopeOfDoc(sub);
-  const now = new Date(nowIso);
+/** A subscription moving to its state as of an instant: the state, and the events of the move, in order. */
+export interface SubscriptionStateChange {
+  state: ReturnType<typeof stateAt>;
+  events: EventToRecord[];
+  /** The `updated_at` the events show, which the write then stores. */
+  writtenAt: Date;
+}
+
+/** What `sub` moves to as of `now` (status, active phase, next billing date); null when it already shows that, or is canceled. */
+export function subscriptionStateChange(sub: SubscriptionDoc, now: Date): SubscriptionStateChange | null {
+  if (sub.status === 'canceled') return null;
   const state = stateAt(toBillingPlan(sub), now);
   const storedNext = sub.next_billing_date ? new Date(sub.next_billing_date).getTime() : null;
-  if (state.status === sub.status && state.active_phase_index === (sub.active_phase_index ?? null) && (state.next_billing_date?.getTime() ?? null) === storedNext) return state.status;
-  // Held (services/writes/heldWrites.ts): a PATCH or a cancellation landing at the same moment is not
-  // written back over; the state is computed again from the document as read under the hold.
-  const held = await writeHeld<SubscriptionDoc>(Subscription, subscriptionId, (current) => (current.status === 'canceled' ? null : stateAt(toBillingPlan(current), now)), { seen: sub });
-  if (held.result === 'busy') throw new Error(`subscription ${subscriptionId} is held by other writers; retrying`);
-  if (held.result !== 'written') return held.result === 'missing' ? 'deleted' : 'canceled';
-  // What changed, between the document as read under the hold and as written.
-  const updated = held.after;
-  const wasActive = held.before.active_phase_index ?? null;
-  const isActive = updated.active_phase_index ?? null;
-  // In order, in one write.
+  if (state.status === sub.status && state.active_phase_index === (sub.active_phase_index ?? null) && (state.next_billing_date?.getTime() ?? null) === storedNext) return null;
+  const writtenAt = new Date();
+  const moved = { ...sub, ...state, updated_at: writtenAt } as SubscriptionDoc;
+  const wasActive = sub.active_phase_index ?? null;
+  const isActive = state.active_phase_index ?? null;
   const events: EventToRecord[] = [];
   if (wasActive !== null && wasActive !== isActive) {
-    events.push({ event: 'subscription_phase.updated', payload: phaseEventPayload(updated, wasActive, false), idempotencyKey: `phase.ended:${updated.phases[wasActive]._id}` });
+    events.push({ event: 'subscription_phase.updated', payload: phaseEventPayload(moved, wasActive, false), idempotencyKey: `phase.ended:${sub.phases[wasActive]._id}` });
   }
   if (isActive !== null && isActive !== wasActive) {
-    events.push({ event: 'subscription_phase.updated', payload: phaseEventPayload(updated, isActive, true), idempotencyKey: `phase.started:${updated.phases[isActive]._id}` });
+    events.push({ event: 'subscription_phase.updated', payload: phaseEventPayload(moved, isActive, true), idempotencyKey: `phase.started:${sub.phases[isActive]._id}` });
   }
-  if (updated.status === 'active' && held.before.status === 'scheduled') {
-    events.push({ event: 'subscription.activated', payload: subscriptionEventPayload(updated), idempotencyKey: `subscription.activated:${subscriptionId}` });
+  if (state.status === 'active' && sub.status === 'scheduled') {
+    events.push({ event: 'subscription.activated', payload: subscriptionEventPayload(moved), idempotencyKey: `subscription.activated:${sub._id}` });
   }
-  await recordEvents(scope, events);
-  return updated.status;
+  return { state, events, writtenAt };
+}
+
+/**
+ * Writes the state as of `now` to the subscription `sub` was read from. Held
+ * (services/writes/heldWrites.ts): a PATCH or a cancellation landing at the same moment is not
+ * written back over; a stale `sub` is read again and the state computed from that.
+ */
+export async function writeSubscriptionState(sub: SubscriptionDoc, now: Date, writtenAt = new Date()): Promise<string> {
+  const plan = (current: SubscriptionDoc) => (current.status === 'canceled' ? null : { ...stateAt(toBillingPlan(current), now), updated_at: writtenAt });
+  const held = await writeHeld<SubscriptionDoc>(Subscription, sub._id, plan, { seen: sub, seenWhole: true });
+  if (held.result === 'busy') throw new Error(`subscription ${sub._id} is held by other writers; retrying`);
+  if (held.result === 'missing') return 'deleted';
+  return held.result === 'written' ? held.after.status : held.before.status;
+}
+
+/**
+ * Moves status and the active phase to what the plan says at `now`, with keyed events. The
+ * events are recorded before the write: a retry after a crash between the two finds the same
+ * move and records them once (after the write, a retry would find nothing to move and the events
+ * would be lost).
+ */
+export async function syncSubscriptionState(subscriptionId: string, nowIso: string): Promise<string> {
+  const sub = await readSubscription(subscriptionId);
+  if (!sub) return 'deleted';
+  const change = subscriptionStateChange(sub, new Date(nowIso));
+  if (!change) return sub.status;
+  await recordEvents(scopeOfDoc(sub), change.events);
+  return writeSubscriptionState(sub, new Date(nowIso), change.writtenAt);
 }

@@ -121,7 +121,7 @@ export async function expirePaymentClaimLink(linkId: string): Promise<boolean> {
   if (!link) return false;
   if (link.status !== 'active') return link.status === 'expired';
   // Held like a submission's write, so neither puts back what the other wrote.
-  const held = await writeHeld<PaymentClaimLinkDoc>(PaymentClaimLink, linkId, (doc) => (doc.status === 'active' ? { status: 'expired' } : null), { seen: link });
+  const held = await writeHeld<PaymentClaimLinkDoc>(PaymentClaimLink, linkId, (doc) => (doc.status === 'active' ? { status: 'expired' } : null), { seen: link, seenWhole: true });
   if (held.result === 'busy') throw new Error(`payment claim link ${linkId} stayed held; the expiry is retried`);
   return held.result === 'written' || (held.result === 'unchanged' && held.before.status === 'expired');
 }

@@ -34,6 +34,8 @@ export interface Holds {
   release(hold: string): Promise<void>;
   /** What a write sets besides the change (the version stepped, where changes make the version). */
   stepped(version: number): Record<string, unknown>;
+  /** A write's filter that matches the document only at `version`, where the version is a stored field. */
+  atVersion?(version: number): Record<string, unknown>;
 }
 
 /** The default: the document's own `write_version`, held in `write_holds`. */
@@ -56,6 +58,7 @@ export function versionHolds(model: Model<any>): Holds {
       await WriteHold.collection.deleteOne({ _id: hold } as never);
     },
     stepped: (version) => ({ write_version: version + 1 }),
+    atVersion: (version) => ({ write_version: version }),
   };
 }
 
@@ -63,13 +66,16 @@ export function versionHolds(model: Model<any>): Holds {
  * Writes `plan(document)` (a `$set`, or null for nothing to write) as the document's only writer;
  * `plan` sees the document as read under the hold and may throw to refuse. `busy` when other
  * writers kept it for every try. `seen`: the caller's own read, which names the version to hold
- * at first (one read less; a stale one is found under the hold).
+ * at first (one read less; a stale one is found under the hold). `seenWhole`: `seen` is the whole
+ * document, so under its hold it is written from without a second read, by a write that matches
+ * only at that version: no writer moves a version without its hold, so the write cannot meet
+ * another, and a stale `seen` matches nothing and is read again.
  */
 export async function writeHeld<D extends { _id: string }>(
   model: Model<any>,
   id: string,
   plan: (doc: D) => Record<string, unknown> | null,
-  opts: { tries?: number; seen?: object | null; holds?: Holds } = {},
+  opts: { tries?: number; seen?: object | null; seenWhole?: boolean; holds?: Holds } = {},
 ): Promise<HeldWrite<D>> {
   const holds = opts.holds ?? versionHolds(model);
   const tries = opts.tries ?? HOLD_TRIES;
@@ -78,17 +84,21 @@ export async function writeHeld<D extends { _id: string }>(
     const seen = attempt === 0 && opts.seen ? opts.seen : await model.collection.findOne({ _id: id } as never, { projection: holds.versionFields });
     if (!seen) return { result: 'missing' };
     const version = holds.versionOf(seen);
+    // Only a stored version can be matched by the write (documents from before `write_version` have none).
+    const atVersion = attempt === 0 && opts.seenWhole && holds.atVersion && typeof (seen as Versioned).write_version === 'number' ? holds.atVersion(version) : null;
     const hold = await holds.take(id, version);
     if (!hold) continue;
     try {
-      const before = (await model.collection.findOne({ _id: id } as never)) as D | null;
+      const before = atVersion ? (seen as D) : ((await model.collection.findOne({ _id: id } as never)) as D | null);
       if (!before) return { result: 'missing' };
       // Another writer moved the version between the read and the hold: read again.
       if (holds.versionOf(before) !== version) continue;
       const set = plan(before);
       if (!set) return { result: 'unchanged', before };
       const stamp = model.schema.path('updated_at') ? { updated_at: new Date() } : {};
-      const after = (await model.collection.findOneAndUpdate({ _id: id } as never, { $set: { ...stamp, ...set, ...holds.stepped(version) } }, { returnDocument: 'after' })) as D | null;
+      const after = (await model.collection.findOneAndUpdate({ _id: id, ...atVersion } as never, { $set: { ...stamp, ...set, ...holds.stepped(version) } }, { returnDocument: 'after' })) as D | null;
+      // Written from `seen` and matched nothing: moved on (or gone) since; the next try reads it.
+      if (!after && atVersion) continue;
       return after ? { result: 'written', before, after } : { result: 'missing' };
     } finally {
       await holds.release(hold);

@@ -77,6 +77,25 @@ describe('held writes', () => {
     expect((await Account.findById(a.account_id).lean<AccountDoc>())!.sandboxes).toHaveLength(RACE_ROUNDS + 1);
   });
 
+  it('a whole `seen` is written from without a second read, and a stale one is read again', async () => {
+    const a = await newAccount(api.url);
+    const endpoint = (await a.api.post('/v1/webhook_endpoints', { url: 'https://hooks.example.com/z', subscriptions: ['*'] })).body;
+    const seen = (await WebhookEndpoint.collection.findOne({ _id: endpoint.id } as never)) as WebhookEndpointDoc | null;
+    const reads = jest.spyOn(WebhookEndpoint.collection, 'findOne');
+    try {
+      const fresh = await writeHeld<WebhookEndpointDoc>(WebhookEndpoint, endpoint.id, (doc) => ({ description: `${doc.description ?? ''}first` }), { seen, seenWhole: true });
+      expect(fresh).toMatchObject({ result: 'written', after: { description: 'first', write_version: 1 } });
+      expect(reads).not.toHaveBeenCalled();
+      // `seen` is now a version behind: its write matches nothing, and the next try reads the document.
+      const stale = await writeHeld<WebhookEndpointDoc>(WebhookEndpoint, endpoint.id, (doc) => ({ description: `${doc.description ?? ''}+second` }), { seen, seenWhole: true });
+      expect(stale).toMatchObject({ result: 'written', before: { description: 'first' }, after: { description: 'first+second', write_version: 2 } });
+      expect(reads).toHaveBeenCalled();
+    } finally {
+      reads.mockRestore();
+    }
+    expect(await WriteHold.countDocuments({ _id: { $regex: `^webhook_endpoints:${endpoint.id}` } })).toBe(0);
+  });
+
   it('a hold left by a writer that died is taken over once stale; a fresh one keeps others out', async () => {
     const a = await newAccount(api.url);
     const endpoint = (await a.api.post('/v1/webhook_endpoints', { url: 'https://hooks.example.com/y', subscriptions: ['*'] })).body;
