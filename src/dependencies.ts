@@ -12,6 +12,7 @@ import { Coalescer } from './lib/coalesce';
 import type { WorkflowStartMode } from './services/writes/workflowStarts';
 import { CachedOracle, PriceOracle, priceOracleFromConfig } from './services/crypto/priceOracle';
 import { SpotPrices } from './services/crypto/spotPrices';
+import { StoredKeys } from './services/writes/storedKeys';
 
 export interface Dependencies {
   /** Settings: slippage tolerance, payment claims (PUBLIC_URL, CLAIM_*), webhook URL rules, ... */
@@ -27,6 +28,8 @@ export interface Dependencies {
   workflows: Workflows;
   /** Same-key follow-up work of this process shared by concurrent callers (rollup marks). */
   inFlight: Coalescer;
+  /** The deployment's stored keys (invoice links), each read once by this process. */
+  keys: StoredKeys;
 }
 
 export function createDependencies(opts: { config: Config; logger: Logger; temporal: TemporalContext; workflowStarts?: WorkflowStartMode }): Dependencies {
@@ -40,5 +43,6 @@ export function createDependencies(opts: { config: Config; logger: Logger; tempo
     spotPrices: new SpotPrices(priceOracle),
     workflows: temporalWorkflows(temporal, logger, opts.workflowStarts),
     inFlight: new Coalescer(),
+    keys: new StoredKeys(),
   };
 }

@@ -95,6 +95,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     temporal: deps.temporal,
     workflows: deps.workflows,
     inFlight: deps.inFlight,
+    keys: deps.keys,
     publicClaimLimit: rateLimit(counters('public-claims', config.publicRateLimitPerMinute), (ctx) => clientKey(ctx.ip), () => rejected('public_claims')),
     payPageLimit: rateLimit(counters('pay-page', config.publicRateLimitPerMinute), (ctx) => clientKey(ctx.ip), () => rejected('pay_page')),
     signIn,

@@ -1,22 +1,26 @@
 /**
- * What an invoice's customer-facing documents need stored: the secret of its links (its hosted
- * page `/invoice/<secret>` and its PDF `/invoice/<secret>/pdf`), stored as the payment claim
- * links store theirs (the secret on the link, a lookup keyed by its SHA-256), and its last PDF.
- * Kept apart from the invoice document, which its writers take turns on (services/billing/invoiceWrites.ts).
+ * What an invoice's customer-facing documents need stored: the generation of its links (its
+ * hosted page `/invoice/<secret>` and its PDF `/invoice/<secret>/pdf`, the secret derived from it,
+ * services/billing/invoiceLinks.ts) once rotated, and its last PDF. Kept apart from the invoice
+ * document, which its writers take turns on (services/billing/invoiceWrites.ts).
  */
 import { Schema, model, InferSchemaType } from 'mongoose';
 import { timestamps } from './scope';
 
 /**
- * One per invoice, `_id` = the invoice id: its first reader inserts it, and an insert on `_id` is
- * atomic, so concurrent first readers end up with one secret. `write_version`: rotations take
- * turns (services/writes/heldWrites.ts).
+ * `_id` = the invoice id, written by its first rotation (without one the invoice's links are at
+ * generation 0). `write_version`: rotations take turns (services/writes/heldWrites.ts).
  */
 const invoiceLinkSchema = new Schema(
   {
     _id: { type: String, required: true },
-    /** 43 URL-safe characters (32 random bytes), as a payment claim link's. */
-    secret: { type: String, required: true },
+    /** The links' generation: each rotation steps it, and the secret is derived from it. */
+    generation: { type: Number, default: 0 },
+    /**
+     * A random secret (43 URL-safe characters) made before secrets were derived: the current one
+     * until the first rotation, which clears it.
+     */
+    secret: { type: String, default: null },
     write_version: { type: Number, default: 0 },
   },
   { timestamps, versionKey: false },
@@ -24,7 +28,7 @@ const invoiceLinkSchema = new Schema(
 export type InvoiceLinkDoc = InferSchemaType<typeof invoiceLinkSchema> & { _id: string; created_at: Date; updated_at: Date };
 export const InvoiceLink = model('InvoiceLink', invoiceLinkSchema, 'invoice_links');
 
-/** Secret -> invoice, keyed by `_id` = SHA-256(secret): the public routes read by `_id` alone. */
+/** Secret -> invoice for the random secrets made before secrets were derived, keyed by `_id` = SHA-256(secret). */
 const invoiceLinkSecretSchema = new Schema({ _id: { type: String, required: true }, invoice_id: { type: String, required: true } }, { versionKey: false });
 export const InvoiceLinkSecret = model('InvoiceLinkSecret', invoiceLinkSecretSchema, 'invoice_link_secrets');
 

@@ -15,6 +15,8 @@ import { Event, EventDoc } from '../../src/models/event';
 import { Invoice } from '../../src/models/invoice';
 import { InvoiceLink, InvoiceLinkSecret, InvoicePdf } from '../../src/models/invoiceDocument';
 import { rotateInvoiceLinks } from '../../src/services/billing/invoiceDocuments';
+import { linkSecretKey } from '../../src/services/crypto/paymentClaimLinks';
+import { randomBytes } from 'node:crypto';
 
 const PUBLIC_URL = 'https://billing.example.test';
 useTestDatabase();
@@ -65,7 +67,7 @@ async function setUp(opts: { name?: string; first?: string; last?: string; email
 describe('links in the API', () => {
   it('every invoice shows hosted_invoice_url and invoice_pdf on PUBLIC_URL, the same in its get, its list and its events', async () => {
     const { a, invoice } = await setUp();
-    expect(invoice.hosted_invoice_url).toMatch(new RegExp(`^${PUBLIC_URL}/invoice/[A-Za-z0-9_-]{43}$`));
+    expect(invoice.hosted_invoice_url).toMatch(new RegExp(`^${PUBLIC_URL}/invoice/${invoice.id}\\.[A-Za-z0-9_-]{43}$`));
     expect(invoice.invoice_pdf).toBe(`${invoice.hosted_invoice_url}/pdf`);
     const got = (await a.api.get(`/v1/invoices/${invoice.id}`)).body;
     expect([got.hosted_invoice_url, got.invoice_pdf]).toEqual([invoice.hosted_invoice_url, invoice.invoice_pdf]);
@@ -75,22 +77,35 @@ describe('links in the API', () => {
     const events = await Event.find({ 'payload.id': invoice.id }).lean<EventDoc[]>();
     expect(events.map((e) => e.event).sort()).toEqual(['invoice.created', 'invoice.paid', 'invoice.updated']);
     for (const e of events) expect([e.payload.hosted_invoice_url, e.payload.invoice_pdf]).toEqual([invoice.hosted_invoice_url, invoice.invoice_pdf]);
+    // Derived, not stored: made, read, listed and sent without a write of its own.
+    expect(await InvoiceLink.countDocuments({ _id: invoice.id })).toBe(0);
+    expect(await InvoiceLinkSecret.countDocuments({ invoice_id: invoice.id })).toBe(0);
   });
 
-  it('an invoice made before links existed gets one on its first read, one for all concurrent readers', async () => {
+  it('a random secret made before secrets were derived keeps opening its invoice until rotated, then the new one does', async () => {
     const { a, invoice } = await setUp();
-    // As it was before this change: no link, no lookup.
-    await InvoiceLinkSecret.deleteMany({ invoice_id: invoice.id });
-    await InvoiceLink.deleteOne({ _id: invoice.id });
-    const reads = await Promise.all(Array.from({ length: 6 }, () => a.api.get(`/v1/invoices/${invoice.id}`)));
-    const urls = new Set(reads.map((r) => r.body.hosted_invoice_url));
-    expect(urls.size).toBe(1);
-    const [url] = [...urls];
-    expect(url).not.toBe(invoice.hosted_invoice_url);
-    // The losers' lookups are gone; the one left opens the page.
-    expect(await InvoiceLinkSecret.countDocuments({ invoice_id: invoice.id })).toBe(1);
-    expect((await anon().get(local(url))).status).toBe(200);
-    expect((await a.api.get('/v1/invoices')).body.invoices.find((i: { id: string }) => i.id === invoice.id).hosted_invoice_url).toBe(url);
+    const deps = testDependencies({ env: { PUBLIC_URL } });
+    // As links were made before: a random secret on the link, and its lookup by SHA-256.
+    const legacy = randomBytes(32).toString('base64url');
+    await InvoiceLink.create({ _id: invoice.id, secret: legacy });
+    await InvoiceLinkSecret.create({ _id: linkSecretKey(legacy), invoice_id: invoice.id });
+    const got = (await a.api.get(`/v1/invoices/${invoice.id}`)).body;
+    expect(got.hosted_invoice_url).toBe(`${PUBLIC_URL}/invoice/${legacy}`);
+    expect((await a.api.get('/v1/invoices')).body.invoices.find((i: { id: string }) => i.id === invoice.id).hosted_invoice_url).toBe(got.hosted_invoice_url);
+    expect((await anon().get(`/invoice/${legacy}`)).status).toBe(200);
+    // While the random one is current, the derived one of generation 0 opens nothing.
+    expect((await anon().get(local(invoice.hosted_invoice_url))).status).toBe(404);
+
+    const rotated = await rotateInvoiceLinks(deps, { accountId: a.account_id, sandbox: null }, invoice.id);
+    expect(rotated.hosted_invoice_url).toMatch(new RegExp(`^${PUBLIC_URL}/invoice/${invoice.id}\\.`));
+    expect((await anon().get(`/invoice/${legacy}`)).status).toBe(404);
+    expect(await InvoiceLinkSecret.countDocuments({ invoice_id: invoice.id })).toBe(0);
+    expect((await anon().get(local(rotated.hosted_invoice_url))).status).toBe(200);
+    expect((await a.api.get(`/v1/invoices/${invoice.id}`)).body.hosted_invoice_url).toBe(rotated.hosted_invoice_url);
+    // Its link document goes with the invoice.
+    expect((await a.api.del(`/v1/invoices/${invoice.id}`)).status).toBe(204);
+    expect(await InvoiceLink.countDocuments({ _id: invoice.id })).toBe(0);
+    expect((await anon().get(local(rotated.hosted_invoice_url))).status).toBe(404);
   });
 });
 
@@ -169,7 +184,6 @@ describe('the hosted page', () => {
     expect((await a.api.del(`/v1/invoices/${invoice.id}`)).status).toBe(204);
     expect((await anon().get(local(invoice.hosted_invoice_url))).status).toBe(404);
     expect((await anon().get(local(invoice.invoice_pdf))).status).toBe(404);
-    expect(await InvoiceLinkSecret.countDocuments({ invoice_id: invoice.id })).toBe(0);
   });
 
   it('draws QR codes only of the invoice customer\'s own addresses and valid amounts', async () => {
@@ -199,8 +213,11 @@ describe('rotation and scoping', () => {
     expect((await getPdf(local(urls.invoice_pdf))).status).toBe(200);
     const got = (await a.api.get(`/v1/invoices/${invoice.id}`)).body;
     expect([got.hosted_invoice_url, got.invoice_pdf]).toEqual([urls.hosted_invoice_url, urls.invoice_pdf]);
-    // The old lookup is gone, not just unmatched.
-    expect(await InvoiceLinkSecret.countDocuments({ invoice_id: invoice.id })).toBe(1);
+    // The link is at its next generation; a second rotation ends the first's secret too.
+    expect(await InvoiceLink.findById(invoice.id).lean()).toMatchObject({ generation: 1, secret: null });
+    const again = await rotateInvoiceLinks(deps, { accountId: a.account_id, sandbox: null }, invoice.id);
+    expect((await anon().get(local(urls.hosted_invoice_url))).status).toBe(404);
+    expect((await anon().get(local(again.hosted_invoice_url))).status).toBe(200);
   });
 
   it("another account's invoice is never reachable: not rotated from another scope, not listed on another's page", async () => {

@@ -21,6 +21,7 @@ import { Customer } from '../../src/models/customer';
 import { ConsoleAuditEntry } from '../../src/models/consoleAuditEntry';
 import { currentOtp } from '../../src/cryptography/totp';
 import { findInvoiceBySecret } from '../../src/services/billing/invoiceLinks';
+import { testDependencies } from '../support/dependencies';
 import { AUTH_LIMITS, AuthThrottle } from '../../src/api/auth/throttle';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -334,7 +335,7 @@ describe('the invoice\'s customer links', () => {
     expect(page.text).toContain(`id="hosted-invoice-link" href="${before.hosted_invoice_url}"`);
     expect(page.text).toContain(`id="invoice-pdf-link" href="${before.invoice_pdf}"`);
     const oldSecret = before.hosted_invoice_url.split('/invoice/')[1];
-    expect((await findInvoiceBySecret(oldSecret))?._id).toBe(inv.id);
+    expect((await findInvoiceBySecret(testDependencies(), oldSecret))?._id).toBe(inv.id);
 
     const unticked = await b.go('POST', `/console/invoices/${inv.id}/links`, { csrf_token: b.csrfIn(page.text) });
     expect(unticked.status).toBe(422);
@@ -343,8 +344,8 @@ describe('the invoice\'s customer links', () => {
     expect([rotated.status, rotated.location]).toEqual([303, `/console/invoices/${inv.id}?done=rotated`]);
     const after = (await a.api.get(`/v1/invoices/${inv.id}`)).body;
     expect(after.hosted_invoice_url).not.toBe(before.hosted_invoice_url);
-    expect(await findInvoiceBySecret(oldSecret)).toBeNull();
-    expect((await findInvoiceBySecret(after.hosted_invoice_url.split('/invoice/')[1]))?._id).toBe(inv.id);
+    expect(await findInvoiceBySecret(testDependencies(), oldSecret)).toBeNull();
+    expect((await findInvoiceBySecret(testDependencies(), after.hosted_invoice_url.split('/invoice/')[1]))?._id).toBe(inv.id);
     const shown = await b.go('GET', `/console/invoices/${inv.id}?done=rotated`);
     expect(shown.text).toContain(`href="${after.hosted_invoice_url}"`);
     expect(shown.text).toContain('rotate links - rotated - from 203.0.113.70');

@@ -14,6 +14,7 @@ import type { CryptoCurrency } from '../../src/cryptocurrency/addresses';
 import { SpotPrices } from '../../src/services/crypto/spotPrices';
 import { allocateTransaction, AllocationConflictError } from '../../src/services/crypto/allocation';
 import { NO_START } from '../../src/services/writes/workflowStarts';
+import { StoredKeys } from '../../src/services/writes/storedKeys';
 import { ApiError } from '../../src/lib/errors';
 
 export interface TestDependencyOptions extends Partial<Dependencies> {
@@ -36,6 +37,7 @@ export function testDependencies(opts: TestDependencyOptions = {}): Dependencies
     spotPrices: opts.spotPrices ?? new SpotPrices(priceOracle),
     workflows: opts.workflows ?? (temporal ? temporalWorkflows(temporal, logger) : inlineWorkflows(() => deps)),
     inFlight: new Coalescer(),
+    keys: opts.keys ?? new StoredKeys(),
   };
   if (opts.workflowOverrides) deps.workflows = { ...deps.workflows, ...opts.workflowOverrides };
   return deps;

@@ -48,12 +48,12 @@ export function invoicePageRoutes(router: Router<AppState>, deps: RouteDeps) {
 
   router.get('/invoice/:secret/qr.svg', limit, async (ctx: Ctx) => {
     const { address, amount } = qrQuery(ctx);
-    await sendQrCode(ctx, await invoicePageQrUri(String(ctx.params.secret), address, amount));
+    await sendQrCode(ctx, await invoicePageQrUri(deps, String(ctx.params.secret), address, amount));
   });
 
   router.get('/invoice/:secret/pdf', limit, async (ctx: Ctx) => {
     const etag = /^"([0-9a-f]{64})"$/.exec(ctx.get('If-None-Match'))?.[1];
-    const file = await invoicePdf(String(ctx.params.secret), pdfFonts, etag);
+    const file = await invoicePdf(deps, String(ctx.params.secret), pdfFonts, etag);
     // Private: the link is the credential, so no shared cache keeps it; revalidated by its ETag.
     ctx.set('Cache-Control', 'private, no-cache');
     ctx.set('ETag', `"${file.key}"`);

@@ -89,7 +89,7 @@ async function settlementFor(invoice: InvoiceDoc) {
  * is matched to an invoice by its amount, not by its customer.
  */
 export async function getPublicInvoice(deps: Dependencies, secret: string) {
-  const invoice = await invoiceBySecret(secret);
+  const invoice = await invoiceBySecret(deps, secret);
   const sandbox = scopeOfDoc(invoice).sandbox !== null;
   const [parties, payments, settlement] = await Promise.all([partiesOf(invoice), paymentsOf(invoice), settlementFor(invoice)]);
   const open = OPEN_INVOICE_STATUSES.includes(invoice.status);
@@ -124,13 +124,13 @@ export type PublicInvoice = Awaited<ReturnType<typeof getPublicInvoice>>;
 
 /** The hosted page's view of `secret`, or null for a secret that opens nothing. */
 export async function findPublicInvoice(deps: Dependencies, secret: string): Promise<PublicInvoice | null> {
-  if (!(await findInvoiceBySecret(secret))) return null;
+  if (!(await findInvoiceBySecret(deps, secret))) return null;
   return getPublicInvoice(deps, secret);
 }
 
 /** The payment URI a hosted page's QR code shows: an address of the invoice's customer, the amount the page shows or none. */
-export async function invoicePageQrUri(secret: string, address: string, amount: string | null): Promise<string> {
-  const invoice = await invoiceBySecret(secret);
+export async function invoicePageQrUri(deps: Dependencies, secret: string, address: string, amount: string | null): Promise<string> {
+  const invoice = await invoiceBySecret(deps, secret);
   const wallet = await payToWallet(invoice, { accountFallback: false });
   return qrPaymentUri(wallet.addresses, address, amount, 'Not an address of this invoice');
 }
@@ -180,8 +180,8 @@ export interface InvoicePdfFile {
  * else made now and stored. Two processes making the same PDF at once store the same content.
  * `ifNoneMatch`: a key the client has; when current, nothing is read or made (`pdf` null).
  */
-export async function invoicePdf(secret: string, fonts: () => PdfFonts, ifNoneMatch?: string): Promise<InvoicePdfFile | { pdf: null; key: string }> {
-  const invoice = await invoiceBySecret(secret);
+export async function invoicePdf(deps: Dependencies, secret: string, fonts: () => PdfFonts, ifNoneMatch?: string): Promise<InvoicePdfFile | { pdf: null; key: string }> {
+  const invoice = await invoiceBySecret(deps, secret);
   const view = await pdfViewOf(invoice);
   const key = createHash('sha256').update(PDF_LAYOUT).update(JSON.stringify(view)).digest('hex');
   if (ifNoneMatch === key) return { pdf: null, key };
@@ -201,5 +201,5 @@ export async function invoicePdf(secret: string, fonts: () => PdfFonts, ifNoneMa
  */
 export async function rotateInvoiceLinks(deps: Dependencies, scope: Scope, invoiceId: string): Promise<InvoiceDocumentUrls> {
   await findInvoice(scope, invoiceId);
-  return invoiceDocumentUrls(deps.config.publicUrl, await rotateLinkSecret(invoiceId));
+  return invoiceDocumentUrls(deps.config.publicUrl, await rotateLinkSecret(deps, invoiceId));
 }

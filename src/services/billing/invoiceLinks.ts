@@ -3,11 +3,14 @@
  * `<PUBLIC_URL>/invoice/<secret>/pdf` (its PDF), as the API and its events show them
  * (`hosted_invoice_url`, `invoice_pdf`, Stripe's names).
  *
- * A link is made on the invoice's first read, not by a pass at start-up: invoices made before
- * links existed get theirs the same way, without a start-up pass over every invoice that each
- * API process would run, and without writing the invoice document (its writers take turns,
- * services/billing/invoiceWrites.ts). The link's insert on `_id` = the invoice id is atomic, so readers
- * racing on a new invoice all end up with the secret of the one insert that won.
+ * The secret is derived (cryptography/invoiceLinkSecret.ts): the invoice id and an HMAC under the
+ * deployment's stored key over the id and the link's generation. An invoice has generation 0
+ * until its links are rotated, so a new invoice's links cost no write, and no read when it was
+ * written just now. Rotation writes the link document (`invoice_links`, `_id` = the invoice id)
+ * with the next generation; the invoice document itself is never written for its link (its
+ * writers take turns, services/billing/invoiceWrites.ts). Links made before secrets were derived
+ * (a random secret on the link document, found by a lookup keyed by its SHA-256) keep working
+ * until rotated.
  */
 import { isDuplicateKey } from '../../models/errors';
 import type { InvoiceDoc } from '../../models/invoice';
@@ -16,8 +19,9 @@ import { InvoiceLink, InvoiceLinkDoc, InvoiceLinkSecret, InvoicePdf } from '../.
 import { ApiError } from '../../lib/errors';
 import { invoiceEventPayload, InvoiceDocumentUrls, presentInvoice } from '../../presenters/invoice';
 import type { Dependencies } from '../../dependencies';
-import { linkSecretKey, newSecret } from '../crypto/paymentClaimLinks';
+import { linkSecretKey } from '../crypto/paymentClaimLinks';
 import { writeHeld } from '../writes/heldWrites';
+import { invoiceIdOfLinkSecret, invoiceLinkSecret, isInvoiceLinkSecret } from '../../cryptography/invoiceLinkSecret';
 
 /** The public paths of a secret (relative to PUBLIC_URL). */
 export const hostedInvoicePath = (secret: string) => `/invoice/${encodeURIComponent(secret)}`;
@@ -27,61 +31,59 @@ export function invoiceDocumentUrls(publicUrl: string, secret: string): InvoiceD
   return { hosted_invoice_url: `${publicUrl}${hostedInvoicePath(secret)}`, invoice_pdf: `${publicUrl}${invoicePdfPath(secret)}` };
 }
 
-/**
- * The secret of `invoiceId`'s links, made now if it has none (see the top of this file).
- * `isNew`: the invoice was written just now, so it has none yet and the lookup is skipped (had
- * one been left behind, the insert below finds it).
- */
-async function ensureLinkSecret(invoiceId: string, opts: { isNew?: boolean } = {}): Promise<string> {
-  if (!opts.isNew) {
-    const existing = await InvoiceLink.findById(invoiceId).lean<InvoiceLinkDoc>();
-    if (existing) return existing.secret;
-  }
-  const secret = newSecret();
-  // The lookup first, as claim links do: the link never names a secret nothing can find.
-  await InvoiceLinkSecret.create({ _id: linkSecretKey(secret), invoice_id: invoiceId });
-  try {
-    await InvoiceLink.create({ _id: invoiceId, secret });
-    return secret;
-  } catch (err) {
-    if (!isDuplicateKey(err)) throw err;
-    // Another reader made it first: theirs is the secret; ours opens nothing (the link does not name it).
-    await InvoiceLinkSecret.deleteOne({ _id: linkSecretKey(secret) });
-    const winner = await InvoiceLink.findById(invoiceId).lean<InvoiceLinkDoc>();
-    if (!winner) throw new Error(`invoice link ${invoiceId} vanished while being made`);
-    return winner.secret;
-  }
+type LinkKeys = Pick<Dependencies, 'keys'>;
+
+/** The current secret of an invoice whose link document (null: none, generation 0) is `link`. */
+function currentSecret(key: string, invoiceId: string, link: InvoiceLinkDoc | null): string {
+  // A random secret made before secrets were derived, until the link is rotated.
+  if (link?.secret) return link.secret;
+  return invoiceLinkSecret(key, invoiceId, link?.generation ?? 0);
 }
 
-/** The links of each invoice (by id), made for those that have none. By `_id` one at a time: FerretDB answers `$in` by decoding the collection. */
-export async function invoiceLinkSecrets(invoiceIds: readonly string[]): Promise<Map<string, string>> {
-  const secrets = await Promise.all(invoiceIds.map((id) => ensureLinkSecret(id)));
+/** The secret of `invoiceId`'s links. `isNew`: the invoice was written just now, so its link is at generation 0 (nothing to read). */
+async function linkSecretOf(deps: LinkKeys, invoiceId: string, opts: { isNew?: boolean } = {}): Promise<string> {
+  const key = await deps.keys.invoiceLinks();
+  if (opts.isNew) return invoiceLinkSecret(key, invoiceId, 0);
+  return currentSecret(key, invoiceId, (await InvoiceLink.collection.findOne({ _id: invoiceId } as never)) as InvoiceLinkDoc | null);
+}
+
+/** The secrets of each invoice's links (by id). By `_id` one at a time: FerretDB answers `$in` by decoding the collection. */
+export async function invoiceLinkSecrets(deps: LinkKeys, invoiceIds: readonly string[]): Promise<Map<string, string>> {
+  const secrets = await Promise.all(invoiceIds.map((id) => linkSecretOf(deps, id)));
   return new Map(invoiceIds.map((id, n) => [id, secrets[n]]));
 }
 
 /** The API's invoice: the stored one with its links. */
 export async function presentInvoiceWithLinks(deps: Dependencies, invoice: InvoiceDoc) {
-  return presentInvoice(invoice, invoiceDocumentUrls(deps.config.publicUrl, await ensureLinkSecret(invoice._id)));
+  return presentInvoice(invoice, invoiceDocumentUrls(deps.config.publicUrl, await linkSecretOf(deps, invoice._id)));
 }
 
 export async function presentInvoicesWithLinks(deps: Dependencies, invoices: readonly InvoiceDoc[]) {
-  const secrets = await invoiceLinkSecrets(invoices.map((i) => i._id));
+  const secrets = await invoiceLinkSecrets(deps, invoices.map((i) => i._id));
   return invoices.map((i) => presentInvoice(i, invoiceDocumentUrls(deps.config.publicUrl, secrets.get(i._id)!)));
 }
 
-/** The links of an invoice (`isNew`: written just now, see ensureLinkSecret), for a caller that presents it more than once. */
+/** The links of an invoice (`isNew`: written just now, see linkSecretOf), for a caller that presents it more than once. */
 export async function invoiceUrls(deps: Dependencies, invoiceId: string, opts: { isNew?: boolean } = {}): Promise<InvoiceDocumentUrls> {
-  return invoiceDocumentUrls(deps.config.publicUrl, await ensureLinkSecret(invoiceId, opts));
+  return invoiceDocumentUrls(deps.config.publicUrl, await linkSecretOf(deps, invoiceId, opts));
 }
 
 /** An invoice event's payload, links included. */
 export async function invoiceEvent(deps: Dependencies, invoice: InvoiceDoc) {
-  return invoiceEventPayload(invoice, invoiceDocumentUrls(deps.config.publicUrl, await ensureLinkSecret(invoice._id)));
+  return invoiceEventPayload(invoice, invoiceDocumentUrls(deps.config.publicUrl, await linkSecretOf(deps, invoice._id)));
 }
 
 /** The invoice `secret` opens, or null (unknown, rotated away, or its invoice deleted). */
-export async function findInvoiceBySecret(secret: string): Promise<InvoiceDoc | null> {
+export async function findInvoiceBySecret(deps: LinkKeys, secret: string): Promise<InvoiceDoc | null> {
   if (typeof secret !== 'string' || secret.length < 32 || secret.length > 100) return null;
+  const invoiceId = invoiceIdOfLinkSecret(secret);
+  if (invoiceId) {
+    const link = (await InvoiceLink.collection.findOne({ _id: invoiceId } as never)) as InvoiceLinkDoc | null;
+    // Its current generation's secret only; an older random secret, while it is current, is the only one.
+    if (link?.secret || !isInvoiceLinkSecret(await deps.keys.invoiceLinks(), secret, invoiceId, link?.generation ?? 0)) return null;
+    return Invoice.findById(invoiceId).lean<InvoiceDoc>();
+  }
+  // A random secret made before secrets were derived.
   const ref = await InvoiceLinkSecret.findById(linkSecretKey(secret)).lean<{ invoice_id: string }>();
   const link = ref ? await InvoiceLink.findById(ref.invoice_id).lean<InvoiceLinkDoc>() : null;
   // The link names its one current secret: a lookup left by a rotation or a lost race opens nothing.
@@ -89,34 +91,34 @@ export async function findInvoiceBySecret(secret: string): Promise<InvoiceDoc | 
   return Invoice.findById(link._id).lean<InvoiceDoc>();
 }
 
-export async function invoiceBySecret(secret: string): Promise<InvoiceDoc> {
-  const invoice = await findInvoiceBySecret(secret);
+export async function invoiceBySecret(deps: LinkKeys, secret: string): Promise<InvoiceDoc> {
+  const invoice = await findInvoiceBySecret(deps, secret);
   if (!invoice) throw ApiError.notFound('Invoice not found', 'secret');
   return invoice;
 }
 
 /**
- * A new secret for an invoice's links; the old one opens nothing from the write on (the link
- * names the new one) and its lookup goes. Rotations of one invoice take turns. Returns the new secret.
+ * The next generation of an invoice's links: every earlier secret opens nothing from the write on
+ * (a random one made before secrets were derived loses its lookup too). Rotations of one invoice
+ * take turns. Returns the new secret.
  */
-export async function rotateLinkSecret(invoiceId: string): Promise<string> {
-  await ensureLinkSecret(invoiceId);
-  const secret = newSecret();
-  await InvoiceLinkSecret.create({ _id: linkSecretKey(secret), invoice_id: invoiceId });
-  const held = await writeHeld<InvoiceLinkDoc>(InvoiceLink, invoiceId, () => ({ secret }));
-  if (held.result !== 'written') {
-    await InvoiceLinkSecret.deleteOne({ _id: linkSecretKey(secret) });
-    if (held.result === 'missing') throw ApiError.notFound('Invoice not found', 'id');
-    throw ApiError.conflict('resource_changed', "The invoice's links changed while rotating; retry", 'id');
-  }
-  await InvoiceLinkSecret.deleteOne({ _id: linkSecretKey(held.before.secret) });
-  return secret;
+export async function rotateLinkSecret(deps: LinkKeys, invoiceId: string): Promise<string> {
+  // The link document exists from the first rotation on (until then the invoice is at generation 0).
+  const now = new Date();
+  await InvoiceLink.collection.insertOne({ _id: invoiceId, generation: 0, write_version: 0, created_at: now, updated_at: now } as never).catch((err) => {
+    if (!isDuplicateKey(err)) throw err;
+  });
+  const held = await writeHeld<InvoiceLinkDoc>(InvoiceLink, invoiceId, (link) => ({ generation: (link.generation ?? 0) + 1, secret: null }));
+  if (held.result === 'missing') throw ApiError.notFound('Invoice not found', 'id');
+  if (held.result !== 'written') throw ApiError.conflict('resource_changed', "The invoice's links changed while rotating; retry", 'id');
+  if (held.before.secret) await InvoiceLinkSecret.deleteOne({ _id: linkSecretKey(held.before.secret) });
+  return invoiceLinkSecret(await deps.keys.invoiceLinks(), invoiceId, held.after.generation ?? 0);
 }
 
 /** An invoice's links and its PDF go with it. */
 export async function deleteInvoiceDocuments(invoiceId: string): Promise<void> {
   const link = await InvoiceLink.findById(invoiceId).lean<InvoiceLinkDoc>();
-  if (link) await InvoiceLinkSecret.deleteOne({ _id: linkSecretKey(link.secret) });
+  if (link?.secret) await InvoiceLinkSecret.deleteOne({ _id: linkSecretKey(link.secret) });
   await InvoiceLink.deleteOne({ _id: invoiceId });
   await InvoicePdf.deleteOne({ _id: invoiceId });
 }

@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import * as altchaV1 from 'altcha-lib/v1';
 import { isDuplicateKey } from '../../models/errors';
+import { storedKey } from '../writes/storedKeys';
 import { ClaimChallengeKey, SpentClaimSolution } from '../../models/claimChallenge';
 
 
@@ -41,15 +42,7 @@ const STORED_KEY_ID = 'claim_challenge_hmac_key';
  * database (the first insert wins), so every API process issues and verifies the same challenges.
  */
 export async function claimChallengeHmacKey(configured: string | null): Promise<string> {
-  if (configured) return configured;
-  const stored = await ClaimChallengeKey.findById(STORED_KEY_ID).lean<{ key: string }>();
-  if (stored) return stored.key;
-  try {
-    await ClaimChallengeKey.create({ _id: STORED_KEY_ID, key: randomBytes(32).toString('hex'), created_at: new Date() });
-  } catch (err) {
-    if (!isDuplicateKey(err)) throw err;
-  }
-  return (await ClaimChallengeKey.findById(STORED_KEY_ID).lean<{ key: string }>())!.key;
+  return configured ?? storedKey(ClaimChallengeKey, STORED_KEY_ID);
 }
 
 /** A challenge bound to one link (its id in the signed salt params), valid 10 minutes. */

@@ -81,13 +81,10 @@ export async function assignListSlot(model: Model<any>, scope: Scope): Promise<L
 /** The next `count` creation slots of `scope` in `model`'s list, oldest first, in one counter write (documents written in bulk). */
 export async function assignListSlots(model: Model<any>, scope: Scope, count: number): Promise<ListSlot[]> {
   const list_scope = listScopeOf(scope);
-  const head = await withUpsertRetry(() =>
-    ListCounter.findOneAndUpdate(
-      { _id: headId(model, list_scope) },
-      { $inc: { seq: count }, $setOnInsert: { size: bucketSize } },
-      { upsert: true, returnDocument: 'after' },
-    ).lean<ListCounterDoc>(),
-  );
+  // Through the driver, as the allocation's hot path (ADR 0818): every listed create passes here.
+  const head = (await withUpsertRetry(() =>
+    ListCounter.collection.findOneAndUpdate({ _id: headId(model, list_scope) } as never, { $inc: { seq: count }, $setOnInsert: { size: bucketSize } }, { upsert: true, returnDocument: 'after' }),
+  )) as ListCounterDoc | null;
   const size = head!.size ?? DEFAULT_BUCKET_SIZE;
   return Array.from({ length: count }, (_, i) => ({ list_scope, list_bucket: bucketOfSeq(head!.seq! - count + 1 + i, size) }));
 }
