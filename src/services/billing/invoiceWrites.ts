@@ -79,7 +79,7 @@ export async function applyCryptoAllocation(
   invoiceId: string,
   entry: InvoiceCryptoAllocation,
   expected: { amount_paid: string; status: InvoiceStatus },
-  /** The invoice as the caller just read it, whole (what it planned from): the slot to take is named from it, and the write goes from it. */
+  /** The invoice as the caller just read it (what it planned from): the slot to take is named from it; it is read again under the slot. */
   seen?: InvoiceDoc,
   /**
    * 'caller': `invoice.paid` is not recorded here; the invoice as paid comes back as `paid`, for
@@ -107,33 +107,18 @@ export async function applyCryptoAllocation(
     if (!slot || slot.allocation_id !== entry.id) return { result: 'conflict', entry };
     applied = { id: slot.allocation_id, transaction_id: slot.transaction_id, amount_applied: slot.amount_applied, pays_in_full: slot.pays_in_full, created_at: slot.created_at };
   }
-  const stored = (seen as { crypto_allocations?: unknown } | undefined)?.crypto_allocations;
-  let updated: InvoiceDoc | null;
-  if (seen && applied === entry && typeof seen.amount_paid === 'string' && (stored === undefined || Array.isArray(stored))) {
-    // Written from the caller's read, by a write that matches only the invoice as planned from:
-    // every writer holds the invoice's next slot, so none writes while this one holds it, and one
-    // that wrote before (a void, say, under the same slot number) leaves nothing to match. One
-    // read less than reading again under the slot (the replay of a slot taken earlier does).
-    const filter = { _id: invoiceId, amount_paid: expected.amount_paid, status: expected.status, crypto_allocations: stored === undefined ? { $exists: false } : { $size: entries.length } };
-    updated = (await Invoice.collection.findOneAndUpdate(filter as never, { $set: { amount_paid: sumAmounts([expected.amount_paid, applied.amount_applied]), ...(applied.pays_in_full ? { status: 'paid' } : {}), updated_at: new Date() }, $push: { crypto_allocations: applied } } as never, { returnDocument: 'after' })) as InvoiceDoc | null;
-    if (!updated) {
-      await AllocationSlot.deleteOne({ _id: slotId, allocation_id: entry.id });
-      return { result: 'conflict', entry };
-    }
-  } else {
-    // Under the slot, read again: a change holding the slot before (writeInvoiceHeld, below) may
-    // have written since the read above; the write goes from this read, or not at all.
-    const held = (await Invoice.collection.findOne({ _id: invoiceId } as never)) as InvoiceDoc | null;
-    const heldEntries = held ? cryptoAllocationsOf(held) : [];
-    if (heldEntries.some((e) => e.id === applied.id)) return { result: 'already_applied', entry: applied };
-    if (!held || heldEntries.length !== entries.length || (held.amount_paid ?? '0.00') !== expected.amount_paid || held.status !== expected.status) {
-      if (applied === entry) await AllocationSlot.deleteOne({ _id: slotId, allocation_id: entry.id });
-      return { result: 'conflict', entry };
-    }
-    const set: Record<string, unknown> = { amount_paid: sumAmounts([held.amount_paid ?? '0.00', applied.amount_applied]) };
-    if (applied.pays_in_full) set.status = 'paid';
-    updated = (await Invoice.collection.findOneAndUpdate({ _id: invoiceId } as never, { $set: { ...set, updated_at: new Date() }, $push: { crypto_allocations: applied } } as never, { returnDocument: 'after' })) as InvoiceDoc | null;
+  // Under the slot, read again: a change holding the slot before (writeInvoiceHeld, below) may
+  // have written since the read above; the write goes from this read, or not at all.
+  const held = (await Invoice.collection.findOne({ _id: invoiceId } as never)) as InvoiceDoc | null;
+  const heldEntries = held ? cryptoAllocationsOf(held) : [];
+  if (heldEntries.some((e) => e.id === applied.id)) return { result: 'already_applied', entry: applied };
+  if (!held || heldEntries.length !== entries.length || (held.amount_paid ?? '0.00') !== expected.amount_paid || held.status !== expected.status) {
+    if (applied === entry) await AllocationSlot.deleteOne({ _id: slotId, allocation_id: entry.id });
+    return { result: 'conflict', entry };
   }
+  const set: Record<string, unknown> = { amount_paid: sumAmounts([held.amount_paid ?? '0.00', applied.amount_applied]) };
+  if (applied.pays_in_full) set.status = 'paid';
+  const updated = (await Invoice.collection.findOneAndUpdate({ _id: invoiceId } as never, { $set: { ...set, updated_at: new Date() }, $push: { crypto_allocations: applied } } as never, { returnDocument: 'after' })) as InvoiceDoc | null;
   if (updated) await rollupsChanged(deps, scopeOfDoc(updated), 'receivables');
   if (updated && applied.pays_in_full && announcePaid === 'caller') return { result: 'applied', entry: applied, paid: updated };
   if (updated && applied.pays_in_full) await recordInvoicePaidFor(deps, updated, applied.id);

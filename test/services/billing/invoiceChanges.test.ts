@@ -29,26 +29,17 @@ afterAll(async () => {
 });
 
 
-/**
- * How the allocation knows the invoice: the allocation workflow passes its own read of it (the
- * write goes from that read, matched on it), a manual allocation passes none (read again under the slot).
- */
-type Planning = 'from the plan' | 'under the slot';
-
 /** The allocation of 40.00 to the invoice as planned from a pending, unpaid read. */
-async function allocate(invoiceId: string, planning: Planning) {
+function allocate(invoiceId: string) {
   const entry = { id: `alloc_${randomHex(8)}`, transaction_id: `trxn_${randomHex(8)}`, amount_applied: '40.00', pays_in_full: false, created_at: new Date() };
-  const seen = planning === 'from the plan' ? ((await Invoice.collection.findOne({ _id: invoiceId } as never)) as InvoiceDoc | null) : undefined;
-  // The workflow plans only open, unpaid invoices here.
-  if (seen && (seen.status !== 'pending' || seen.amount_paid !== '0.00')) return { result: 'conflict' as const, entry };
-  return applyCryptoAllocation(deps, invoiceId, entry, { amount_paid: '0.00', status: 'pending' }, seen ?? undefined).then((r) => ({ ...r, entry }));
+  return applyCryptoAllocation(deps, invoiceId, entry, { amount_paid: '0.00', status: 'pending' }).then((r) => ({ ...r, entry }));
 }
 
 /** Retries a conflict as the allocation workflow does (it plans again from a fresh read, after a short pause). */
-async function allocateUntilSettled(invoiceId: string, planning: Planning) {
+async function allocateUntilSettled(invoiceId: string) {
   for (let attempt = 0; attempt < 20; attempt++) {
     if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 10 * attempt));
-    const r = await allocate(invoiceId, planning);
+    const r = await allocate(invoiceId);
     if (r.result !== 'conflict') return r;
     const now = await Invoice.findById(invoiceId).lean<InvoiceDoc>();
     if (now?.status !== 'pending' || (now.amount_paid ?? '0.00') !== '0.00') return r;
@@ -72,14 +63,14 @@ async function expectConsistent(invoiceId: string): Promise<InvoiceDoc> {
   return inv;
 }
 
-describe.each<Planning>(['from the plan', 'under the slot'])('an invoice written by an allocation (%s) and a change at once', (planning) => {
+describe('an invoice written by an allocation and a change at once', () => {
   it('a PATCH to canceled and an allocation: both land, or the allocation is refused; never one undoing the other', async () => {
     const { a, customer, scope } = await payingCustomer();
     for (let round = 0; round < RACE_ROUNDS; round++) {
       const invoice = await invoiceOf(a.api, customer.id, '100.00', '2030-01-01');
       const [patch, alloc] = await Promise.all([
         updateInvoice(deps, scope, invoice.id, { status: 'canceled' }).catch((err) => err),
-        raceOffset(round).then(() => allocateUntilSettled(invoice.id, planning)),
+        raceOffset(round).then(() => allocateUntilSettled(invoice.id)),
       ]);
       const inv = await expectConsistent(invoice.id);
       const entries = cryptoAllocationsOf(inv);
@@ -101,7 +92,7 @@ describe.each<Planning>(['from the plan', 'under the slot'])('an invoice written
     const { a, customer, scope } = await payingCustomer();
     for (let round = 0; round < RACE_ROUNDS; round++) {
       const invoice = await invoiceOf(a.api, customer.id, '100.00', '2030-01-01');
-      const [patch, alloc] = await Promise.all([updateInvoice(deps, scope, invoice.id, { due_date: '2031-06-30' }), raceOffset(round).then(() => allocateUntilSettled(invoice.id, planning))]);
+      const [patch, alloc] = await Promise.all([updateInvoice(deps, scope, invoice.id, { due_date: '2031-06-30' }), raceOffset(round).then(() => allocateUntilSettled(invoice.id))]);
       expect(patch.due_date).toBe('2031-06-30');
       expect(alloc.result).toBe('applied');
       const inv = await expectConsistent(invoice.id);
@@ -123,7 +114,7 @@ describe.each<Planning>(['from the plan', 'under the slot'])('an invoice written
             if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 10 * Math.min(attempt, 20)));
             const now = (await Invoice.findById(invoice.id).lean<InvoiceDoc>())!;
             const entry = { id: `alloc_${randomHex(8)}`, transaction_id: `trxn_${randomHex(8)}`, amount_applied: '40.00', pays_in_full: false, created_at: new Date() };
-            const r = await applyCryptoAllocation(deps, invoice.id, entry, { amount_paid: now.amount_paid ?? '0.00', status: now.status }, planning === 'from the plan' ? now : undefined);
+            const r = await applyCryptoAllocation(deps, invoice.id, entry, { amount_paid: now.amount_paid ?? '0.00', status: now.status });
             if (r.result !== 'conflict') return { ...r, entry };
           }
         })(),
@@ -133,34 +124,5 @@ describe.each<Planning>(['from the plan', 'under the slot'])('an invoice written
       const inv = await expectConsistent(invoice.id);
       expect(inv).toMatchObject({ status: 'overdue', amount_paid: '40.00' });
     }
-  });
-
-  it('a second allocation goes on from its own read; one planned from a read before the first is refused', async () => {
-    const { a, customer } = await payingCustomer();
-    const invoice = await invoiceOf(a.api, customer.id, '100.00', '2030-01-01');
-    const read = async () => (await Invoice.collection.findOne({ _id: invoice.id } as never)) as unknown as InvoiceDoc;
-    const entry = () => ({ id: `alloc_${randomHex(8)}`, transaction_id: `trxn_${randomHex(8)}`, amount_applied: '40.00', pays_in_full: false, created_at: new Date() });
-    const before = await read();
-    const fromPlan = (seen: InvoiceDoc) => (planning === 'from the plan' ? seen : undefined);
-    expect((await applyCryptoAllocation(deps, invoice.id, entry(), { amount_paid: '0.00', status: 'pending' }, fromPlan(before))).result).toBe('applied');
-    // Planned from the read before the first: its slot (#0) is the first's, so it is refused.
-    expect((await applyCryptoAllocation(deps, invoice.id, entry(), { amount_paid: '0.00', status: 'pending' }, fromPlan(before))).result).toBe('conflict');
-    expect((await applyCryptoAllocation(deps, invoice.id, entry(), { amount_paid: '40.00', status: 'pending' }, fromPlan(await read()))).result).toBe('applied');
-    const inv = await expectConsistent(invoice.id);
-    expect(inv).toMatchObject({ status: 'pending', amount_paid: '80.00' });
-    expect(cryptoAllocationsOf(inv)).toHaveLength(2);
-  });
-
-  it('a void between the read the allocation planned from and its slot: refused, the slot freed, nothing written', async () => {
-    const { a, customer, scope } = await payingCustomer();
-    const invoice = await invoiceOf(a.api, customer.id, '100.00', '2030-01-01');
-    const seen = (await Invoice.collection.findOne({ _id: invoice.id } as never)) as InvoiceDoc | null;
-    await updateInvoice(deps, scope, invoice.id, { status: 'canceled' });
-    const entry = { id: `alloc_${randomHex(8)}`, transaction_id: `trxn_${randomHex(8)}`, amount_applied: '40.00', pays_in_full: false, created_at: new Date() };
-    const r = await applyCryptoAllocation(deps, invoice.id, entry, { amount_paid: '0.00', status: 'pending' }, planning === 'from the plan' ? seen! : undefined);
-    expect(r.result).toBe('conflict');
-    const inv = await expectConsistent(invoice.id);
-    expect(inv).toMatchObject({ status: 'canceled', amount_paid: '0.00' });
-    expect(cryptoAllocationsOf(inv)).toEqual([]);
   });
 });
