@@ -26,6 +26,11 @@ describe('invoice link secrets', () => {
     const mac = secret.split('.')[1];
     const flipped = `${INVOICE}.${mac[0] === 'A' ? 'B' : 'A'}${mac.slice(1)}`;
     expect(isInvoiceLinkSecret(KEY, flipped, INVOICE, 0)).toBe(false);
+    // The last character's two unused bits: another spelling of the same bytes is refused too.
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    const respelled = `${secret.slice(0, -1)}${alphabet[alphabet.indexOf(secret.slice(-1)) ^ 1]}`;
+    expect(Buffer.from(respelled.split('.')[1], 'base64url')).toEqual(Buffer.from(mac, 'base64url'));
+    expect(isInvoiceLinkSecret(KEY, respelled, INVOICE, 0)).toBe(false);
     expect(isInvoiceLinkSecret(KEY, `inv_other.${mac}`, 'inv_other', 0)).toBe(false);
     for (const s of ['', 'x'.repeat(43), `${INVOICE}.${mac}.x`, `${INVOICE}.short`, `../${INVOICE}.${mac}`, `${'i'.repeat(65)}.${mac}`]) {
       expect(invoiceIdOfLinkSecret(s)).toBeNull();
