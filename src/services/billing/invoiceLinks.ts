@@ -40,11 +40,16 @@ function currentSecret(key: string, invoiceId: string, link: InvoiceLinkDoc | nu
   return invoiceLinkSecret(key, invoiceId, link?.generation ?? 0);
 }
 
+/** An invoice's link document (by the driver: read for every invoice presented), or null before its first rotation. */
+async function readLink(invoiceId: string): Promise<InvoiceLinkDoc | null> {
+  return (await InvoiceLink.collection.findOne({ _id: invoiceId } as never)) as InvoiceLinkDoc | null;
+}
+
 /** The secret of `invoiceId`'s links. `isNew`: the invoice was written just now, so its link is at generation 0 (nothing to read). */
 async function linkSecretOf(deps: LinkKeys, invoiceId: string, opts: { isNew?: boolean } = {}): Promise<string> {
   const key = await deps.keys.invoiceLinks();
   if (opts.isNew) return invoiceLinkSecret(key, invoiceId, 0);
-  return currentSecret(key, invoiceId, (await InvoiceLink.collection.findOne({ _id: invoiceId } as never)) as InvoiceLinkDoc | null);
+  return currentSecret(key, invoiceId, await readLink(invoiceId));
 }
 
 /** The secrets of each invoice's links (by id). By `_id` one at a time: FerretDB answers `$in` by decoding the collection. */
@@ -78,7 +83,7 @@ export async function findInvoiceBySecret(deps: LinkKeys, secret: string): Promi
   if (typeof secret !== 'string' || secret.length < 32 || secret.length > 100) return null;
   const invoiceId = invoiceIdOfLinkSecret(secret);
   if (invoiceId) {
-    const link = (await InvoiceLink.collection.findOne({ _id: invoiceId } as never)) as InvoiceLinkDoc | null;
+    const link = await readLink(invoiceId);
     // Its current generation's secret only; an older random secret, while it is current, is the only one.
     if (link?.secret || !isInvoiceLinkSecret(await deps.keys.invoiceLinks(), secret, invoiceId, link?.generation ?? 0)) return null;
     return Invoice.findById(invoiceId).lean<InvoiceDoc>();
