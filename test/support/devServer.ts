@@ -39,9 +39,24 @@ export class OwnDevServer {
   async start(): Promise<void> {
     const cli = process.env.TEST_TEMPORAL_CLI;
     if (!cli) throw new Error('TEST_TEMPORAL_CLI is not set: run the tests with `npm test`');
-    this.child = spawn(cli, ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(this.port), '--namespace', 'default',
-      '--db-filename', this.dbFile, '--headless', '--log-level', 'error'], { stdio: 'ignore' });
-    await waitFor(() => portOpen(this.port), 'the Temporal dev server port', 90_000);
+    // A server that exits before its port opens (the port briefly held by another socket on a
+    // busy machine) is started again, up to three times; its own words go into the error.
+    let output = '';
+    for (let attempt = 1; ; attempt++) {
+      const child = spawn(cli, ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(this.port), '--namespace', 'default',
+        '--db-filename', this.dbFile, '--headless', '--log-level', 'error'], { stdio: ['ignore', 'pipe', 'pipe'] });
+      output = '';
+      const keep = (chunk: Buffer) => { output = (output + chunk.toString()).slice(-4_000); };
+      child.stdout!.on('data', keep);
+      child.stderr!.on('data', keep);
+      this.child = child;
+      const opened = await waitFor(async () => (child.exitCode !== null || child.signalCode !== null ? 'exited' : (await portOpen(this.port)) && 'open'),
+        'the Temporal dev server port', 90_000).catch(() => 'timed out');
+      if (opened === 'open') break;
+      if (opened === 'timed out') child.kill('SIGKILL');
+      if (opened === 'timed out' || attempt === 3) throw new Error(`the Temporal dev server on ${this.address} did not open its port (${opened}, ${attempt} attempts): ${output.trim() || 'no output'}`);
+      await new Promise((r) => setTimeout(r, 2_000));
+    }
     // The port opens before the frontend serves: until then calls answer "Frontend is not healthy yet".
     await waitFor(() => this.healthy(), 'the Temporal dev server to answer', 90_000);
   }
