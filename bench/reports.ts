@@ -103,7 +103,7 @@ export async function runReportsBench(apiUrl: string): Promise<string[]> {
         ]
       : [{ _id: newId(ID_PREFIX.subscriptionPhase), start_date: start, end_date: null, items: [item(1 + (i % 3))], created_at: start, updated_at: start }];
     const canceled = i % 10 === 0 ? new Date(now - ((i % 80) + 1) * 86_400_000) : null;
-    subs.push({ _id: id, ...scope, customer_id: customer, proration_behavior: 'create_prorations', billing_cycle_anchor: null, status: canceled ? 'canceled' : 'active', canceled_at: canceled, active_phase_index: 0, next_billing_date: null, phases, created_at: start, updated_at: start });
+    subs.push({ _id: id, ...scope, customer_id: customer, proration_behavior: 'create_prorations', billing_cycle_anchor: null, status: canceled ? 'canceled' : 'active', canceled_at: canceled, active_phase_index: 0, phases, created_at: start, updated_at: start });
     for (let m = 0; m < MONTHS; m++) {
       const issued = new Date(Date.UTC(start.getUTCFullYear(), start.getUTCMonth() + m, 1));
       if (issued.getTime() > now || (canceled && issued > canceled)) break;

@@ -430,8 +430,11 @@ export function statusAt(plan: BillingPlan, t: Date): SubscriptionStatus {
   return activePhaseIndex(plan, t) === null ? 'ended' : 'active';
 }
 
-/** What a subscription's stored state is at t (the fields its workflow keeps): status, phase in force, next billing date. */
-export function stateAt(plan: BillingPlan, t: Date): { status: SubscriptionStatus; active_phase_index: number | null; next_billing_date: Date | null } {
-  const status = statusAt(plan, t);
-  return { status, active_phase_index: activePhaseIndex(plan, t), next_billing_date: status === 'ended' ? null : nextBillingAfter(plan, t) };
+/**
+ * What a subscription's stored state is at t (the fields its workflow keeps): status and the phase
+ * in force. They change only at phase boundaries; the next billing date, which moves with every
+ * renewal, is computed when read (`nextBillingDateOf`).
+ */
+export function stateAt(plan: BillingPlan, t: Date): { status: SubscriptionStatus; active_phase_index: number | null } {
+  return { status: statusAt(plan, t), active_phase_index: activePhaseIndex(plan, t) };
 }

@@ -1,5 +1,5 @@
 /** Turns a stored subscription into its billing plan (dates as Date, effective prices). Pure. */
-import type { BillingPlan, PlanItem, ProrationBehavior } from './schedule';
+import { nextBillingAfter, type BillingPlan, type PlanItem, type ProrationBehavior } from './schedule';
 import type { Interval } from './calendar';
 
 export interface StoredItem {
@@ -49,4 +49,14 @@ export function toBillingPlan(s: StoredSubscription): BillingPlan {
       ),
     })),
   };
+}
+
+/**
+ * A stored subscription's next billing date as read at `now`: the plan's first billing date from
+ * `now` on, null once canceled or ended. Computed, never stored, so a renewal does not write the
+ * subscription (docs/adr/0307-bounded-billing-plan.md); O(phases).
+ */
+export function nextBillingDateOf(s: StoredSubscription & { status: string }, now: Date): Date | null {
+  if (s.status === 'canceled' || s.status === 'ended') return null;
+  return nextBillingAfter(toBillingPlan(s), new Date(now.getTime() - 1));
 }

@@ -43,9 +43,11 @@ const subscriptionSchema = new Schema(
     billing_cycle_anchor: { type: Date, default: null },
     status: { type: String, enum: SUBSCRIPTION_STATUSES, required: true },
     canceled_at: { type: Date, default: null },
-    /** Kept by the subscription workflow (the single owner of billing state). */
+    /**
+     * Kept by the subscription workflow (the single owner of billing state), written when a phase
+     * starts or ends. The next billing date is not stored: it is computed when read (nextBillingDateOf).
+     */
     active_phase_index: { type: Number, default: null },
-    next_billing_date: { type: Date, default: null },
     /** Stepped by each change (the API's and the workflow's state), one writer at a time (services/writes/heldWrites.ts). */
     write_version: { type: Number, default: 0 },
     phases: { type: [phaseSchema], default: [] },

@@ -1,5 +1,5 @@
 import { SubscriptionDoc, SubscriptionPhaseDoc } from '../models/subscription';
-import { effectivePrice } from '../billing/subscriptionPlan';
+import { effectivePrice, nextBillingDateOf } from '../billing/subscriptionPlan';
 import { multiplyAmount, sumAmounts } from '../billing/money';
 import { iso } from './common';
 
@@ -26,15 +26,15 @@ function presentPhase(p: SubscriptionPhaseDoc, isActive: boolean) {
 }
 
 /**
- * Active phase and next billing date are the subscription workflow's (it keeps them in the
- * document as its clock moves; create and update store the first one). Rendering never
- * recomputes the plan.
+ * The active phase is the subscription workflow's (it keeps it in the document as its clock
+ * moves). The next billing date is the plan's as of `now`: it moves with every renewal, so it is
+ * computed here rather than written by each one (docs/adr/0307-bounded-billing-plan.md).
  */
-export function presentSubscription(s: SubscriptionDoc) {
+export function presentSubscription(s: SubscriptionDoc, now = new Date()) {
   const live = s.status !== 'canceled' && s.status !== 'ended';
   const active = live ? (s.active_phase_index ?? null) : null;
   const shown = s.phases[active ?? 0];
-  const next = live ? (s.next_billing_date ?? null) : null;
+  const next = nextBillingDateOf(s, now);
   const first = s.phases[0];
   const last = s.phases[s.phases.length - 1];
   return {
@@ -54,8 +54,8 @@ export function presentSubscription(s: SubscriptionDoc) {
   };
 }
 
-export function subscriptionEventPayload(s: SubscriptionDoc) {
-  return { ...presentSubscription(s), object: 'subscription' };
+export function subscriptionEventPayload(s: SubscriptionDoc, now = new Date()) {
+  return { ...presentSubscription(s, now), object: 'subscription' };
 }
 
 /** The spec's `subscription_phase.*` payload (item ids are positions, integers). */

@@ -284,9 +284,12 @@ describe('subscription billing plan', () => {
     expect(nextWakeAfter(plan, d('2025-06-01T00:00:00Z'))?.toISOString()).toBe('2026-01-01T00:00:00.000Z');
     expect(nextWakeAfter(plan, d('2026-01-20T00:00:00Z'))?.toISOString()).toBe('2026-02-01T00:00:00.000Z');
     // The stored state the workflow keeps: scheduled, then in its phase, then ended with nothing to bill.
-    expect(stateAt(plan, d('2025-12-31T00:00:00Z'))).toEqual({ status: 'scheduled', active_phase_index: null, next_billing_date: d('2026-01-15T00:00:00Z') });
-    expect(stateAt(plan, d('2026-01-20T00:00:00Z'))).toEqual({ status: 'active', active_phase_index: 1, next_billing_date: d('2026-02-01T00:00:00Z') });
-    expect(stateAt(ending, d('2026-03-15T00:00:00Z'))).toEqual({ status: 'ended', active_phase_index: null, next_billing_date: null });
+    expect(stateAt(plan, d('2025-12-31T00:00:00Z'))).toEqual({ status: 'scheduled', active_phase_index: null });
+    expect(nextBillingAfter(plan, d('2025-12-31T00:00:00Z'))).toEqual(d('2026-01-15T00:00:00Z'));
+    expect(stateAt(plan, d('2026-01-20T00:00:00Z'))).toEqual({ status: 'active', active_phase_index: 1 });
+    expect(nextBillingAfter(plan, d('2026-01-20T00:00:00Z'))).toEqual(d('2026-02-01T00:00:00Z'));
+    expect(stateAt(ending, d('2026-03-15T00:00:00Z'))).toEqual({ status: 'ended', active_phase_index: null });
+    expect(nextBillingAfter(ending, d('2026-03-15T00:00:00Z'))).toEqual(null);
   });
 
   it('re-exports the five phase rules', () => {

@@ -1,4 +1,4 @@
-import { BillingPlan, PlanItem, nextWakeAfter, planBilling, stateAt, statusAt, upcomingCharges } from '../../src/billing/schedule';
+import { BillingPlan, PlanItem, nextBillingAfter, nextWakeAfter, planBilling, stateAt, statusAt, upcomingCharges } from '../../src/billing/schedule';
 
 const d = (s: string) => new Date(s);
 const iso = (x: Date | null) => (x ? x.toISOString() : null);
@@ -23,10 +23,14 @@ describe('statusAt and stateAt', () => {
 
   it('are ended without phases or after the last one, with no next billing date then', () => {
     expect(statusAt(plan({ phases: [] }), d('2026-02-10T00:00:00Z'))).toBe('ended');
-    expect(stateAt(plan({ phases: [] }), d('2026-02-10T00:00:00Z'))).toEqual({ status: 'ended', active_phase_index: null, next_billing_date: null });
-    expect(stateAt(plan(), d('2026-05-01T00:00:00Z'))).toEqual({ status: 'ended', active_phase_index: null, next_billing_date: null });
-    expect(stateAt(plan(), d('2026-04-15T00:00:00Z'))).toEqual({ status: 'active', active_phase_index: 1, next_billing_date: null });
-    expect(stateAt(plan(), d('2026-03-15T00:00:00Z'))).toEqual({ status: 'active', active_phase_index: 1, next_billing_date: d('2026-04-01T00:00:00Z') });
+    expect(stateAt(plan({ phases: [] }), d('2026-02-10T00:00:00Z'))).toEqual({ status: 'ended', active_phase_index: null });
+    expect(nextBillingAfter(plan({ phases: [] }), d('2026-02-10T00:00:00Z'))).toEqual(null);
+    expect(stateAt(plan(), d('2026-05-01T00:00:00Z'))).toEqual({ status: 'ended', active_phase_index: null });
+    expect(nextBillingAfter(plan(), d('2026-05-01T00:00:00Z'))).toEqual(null);
+    expect(stateAt(plan(), d('2026-04-15T00:00:00Z'))).toEqual({ status: 'active', active_phase_index: 1 });
+    expect(nextBillingAfter(plan(), d('2026-04-15T00:00:00Z'))).toEqual(null);
+    expect(stateAt(plan(), d('2026-03-15T00:00:00Z'))).toEqual({ status: 'active', active_phase_index: 1 });
+    expect(nextBillingAfter(plan(), d('2026-03-15T00:00:00Z'))).toEqual(d('2026-04-01T00:00:00Z'));
   });
 
   it('end a phase at the cancellation when it comes first, not at it when it comes later', () => {

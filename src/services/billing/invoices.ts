@@ -215,9 +215,11 @@ export async function writeSubscriptionInvoice(
   const urls = await invoiceUrls(deps, invoice._id, { isNew: created });
   const events: EventToRecord[] = [{ event: 'invoice.created', payload: invoiceEventPayload(invoice, urls), idempotencyKey: `invoice.created:${billingKey}` }];
   if (charge.kind === 'renewal') {
+    // As of just after this renewal: its next billing date is the one after it (the same on a retry).
+    const renewedAt = new Date(new Date(charge.at).getTime() + 1);
     events.push({
       event: 'subscription.renewed',
-      payload: { ...subscriptionEventPayload(sub), invoice_id: invoice._id, amount: invoice.total_amount, period_start: charge.periodStart },
+      payload: { ...subscriptionEventPayload(sub, renewedAt), invoice_id: invoice._id, amount: invoice.total_amount, period_start: charge.periodStart },
       idempotencyKey: `subscription.renewed:${billingKey}`,
     });
   }

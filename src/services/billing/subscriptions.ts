@@ -17,7 +17,7 @@ import { parseInstant } from '../../lib/dates';
 import { centsToAmount, parseAmount, toAmount } from '../../billing/money';
 import { dateWindowViolation, validatePhases } from '../../billing/phases';
 import { toBillingPlan, StoredSubscription } from '../../billing/subscriptionPlan';
-import { nextBillingAfter, stateAt } from '../../billing/schedule';
+import { stateAt } from '../../billing/schedule';
 import type { Interval } from '../../billing/calendar';
 import { presentSubscription, subscriptionEventPayload, phaseEventPayload } from '../../presenters/subscription';
 import { iso } from '../../presenters/common';
@@ -115,8 +115,6 @@ export async function createSubscription(deps: Dependencies, scope: Scope, input
   const anchor = input.billing_cycle_anchor ? parseInstant(input.billing_cycle_anchor, 'billing_cycle_anchor') : null;
   const phases = await buildPhases(scope, input.phases);
   checkDateWindow(phases, anchor);
-  const plan = toBillingPlan({ proration_behavior: input.proration_behavior ?? 'create_prorations', billing_cycle_anchor: anchor, phases });
-  const now = new Date();
   // Recorded before the subscription, so a crash between the two cannot lose its workflow.
   const workflow = await deps.workflows.subscription.plan({ _id: id, account_id: scope.accountId, customer_id: input.customer_id });
   const sub = (
@@ -129,7 +127,6 @@ export async function createSubscription(deps: Dependencies, scope: Scope, input
       // The workflow moves it to active when the first phase starts (and emits activated).
       status: 'scheduled',
       active_phase_index: null,
-      next_billing_date: nextBillingAfter(plan, new Date(now.getTime() - 1)),
       phases,
     })
   ).toObject() as SubscriptionDoc;
@@ -166,8 +163,7 @@ export async function updateSubscription(deps: Dependencies, scope: Scope, id: s
   // Held: the subscription's workflow writes its state to the same document (services/writes/heldWrites.ts).
   const sub = await writeSubscription(id, seen, (before) => {
     if (before.status === 'canceled' || before.status === 'ended') throw ApiError.invalid(`A ${before.status} subscription cannot change`, 'status');
-    const merged = { ...before, ...changes } as SubscriptionDoc;
-    return { ...changes, next_billing_date: nextBillingAfter(toBillingPlan(merged), new Date()) };
+    return changes;
   });
   await deps.workflows.subscription.changed(id);
   return presentSubscription(sub);
@@ -239,8 +235,8 @@ export interface SubscriptionStateChange {
 export function subscriptionStateChange(sub: SubscriptionDoc, now: Date): SubscriptionStateChange | null {
   if (sub.status === 'canceled') return null;
   const state = stateAt(toBillingPlan(sub), now);
-  const storedNext = sub.next_billing_date ? new Date(sub.next_billing_date).getTime() : null;
-  if (state.status === sub.status && state.active_phase_index === (sub.active_phase_index ?? null) && (state.next_billing_date?.getTime() ?? null) === storedNext) return null;
+  // Only phase boundaries move it: an ordinary renewal writes nothing to the subscription.
+  if (state.status === sub.status && state.active_phase_index === (sub.active_phase_index ?? null)) return null;
   const writtenAt = new Date();
   const moved = { ...sub, ...state, updated_at: writtenAt } as SubscriptionDoc;
   const wasActive = sub.active_phase_index ?? null;
@@ -253,7 +249,7 @@ export function subscriptionStateChange(sub: SubscriptionDoc, now: Date): Subscr
     events.push({ event: 'subscription_phase.updated', payload: phaseEventPayload(moved, isActive, true), idempotencyKey: `phase.started:${sub.phases[isActive]._id}` });
   }
   if (state.status === 'active' && sub.status === 'scheduled') {
-    events.push({ event: 'subscription.activated', payload: subscriptionEventPayload(moved), idempotencyKey: `subscription.activated:${sub._id}` });
+    events.push({ event: 'subscription.activated', payload: subscriptionEventPayload(moved, now), idempotencyKey: `subscription.activated:${sub._id}` });
   }
   return { state, events, writtenAt };
 }

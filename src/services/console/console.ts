@@ -12,6 +12,7 @@ import { ApiError } from '../../lib/errors';
 import { centsToAmount, toAmount, Money } from '../../billing/money';
 import { subscriptionMrrCents, monthOf } from '../../billing/mrr';
 import { AGING_LABELS } from '../../billing/receivables';
+import { nextBillingDateOf } from '../../billing/subscriptionPlan';
 import { collections, inForceAt, loadMrrSource, mrr, receivablesTotals, toMrrSubscription } from '../reports/reports';
 import { timelineSteps } from '../billing/subscriptionTimeline';
 import { customerName } from './consoleCustomers';
@@ -83,17 +84,18 @@ export async function subscriptionTable(scope: Scope, filter: SubscriptionFilter
   if (filter.status && !(SUBSCRIPTION_STATUSES as readonly string[]).includes(filter.status)) throw ApiError.invalid('Unknown status', 'status');
   for (const p of ['next_from', 'next_to'] as const) if (filter[p] && !DATE.test(filter[p]!)) throw ApiError.invalid(`${p} must be a date (YYYY-MM-DD)`, p);
   const [subs, customers] = await Promise.all([
-    Subscription.find(scopeFilter(scope), { customer_id: 1, status: 1, next_billing_date: 1, phases: 1, created_at: 1 }).lean<SubscriptionDoc[]>(),
+    Subscription.find(scopeFilter(scope), { customer_id: 1, status: 1, proration_behavior: 1, billing_cycle_anchor: 1, canceled_at: 1, phases: 1, created_at: 1 }).lean<SubscriptionDoc[]>(),
     Customer.find(scopeFilter(scope), { email: 1, first_name: 1, last_name: 1 }).lean<{ _id: string; email: string; first_name?: string | null; last_name?: string | null }[]>(),
   ]);
   const email = new Map(customers.map((c) => [c._id, c.email]));
   const name = new Map(customers.map((c) => [c._id, customerName(c)]));
   const needle = filter.customer?.trim().toLowerCase();
+  const nextOf = new Map(subs.map((s) => [s._id, nextBillingDateOf(s, now)]));
   const rows = subs
     .filter((s) => !filter.status || s.status === filter.status)
     .filter((s) => !needle || s.customer_id.toLowerCase() === needle || (email.get(s.customer_id) ?? '').includes(needle) || (name.get(s.customer_id) ?? '').toLowerCase().includes(needle))
     .filter((s) => {
-      const next = s.next_billing_date ? new Date(s.next_billing_date).toISOString().slice(0, 10) : null;
+      const next = nextOf.get(s._id)?.toISOString().slice(0, 10) ?? null;
       if (filter.next_from && (!next || next < filter.next_from)) return false;
       if (filter.next_to && (!next || next > filter.next_to)) return false;
       return true;
@@ -106,7 +108,7 @@ export async function subscriptionTable(scope: Scope, filter: SubscriptionFilter
     customer_email: email.get(s.customer_id) ?? null,
     customer_name: name.get(s.customer_id) ?? null,
     status: s.status,
-    next_billing_date: s.next_billing_date ? new Date(s.next_billing_date).toISOString() : null,
+    next_billing_date: nextOf.get(s._id)?.toISOString() ?? null,
     start_date: s.phases[0] ? new Date(s.phases[0].start_date).toISOString() : null,
     mrr: centsToAmount(subscriptionMrrCents(toMrrSubscription(s), now)),
   }));
@@ -145,7 +147,7 @@ export async function subscriptionLifecycle(scope: Scope, id: string) {
     customer_id: sub.customer_id,
     status: live ? live.status : 'canceled',
     canceled_at: sub.canceled_at ? new Date(sub.canceled_at).toISOString() : null,
-    next_billing_date: live?.next_billing_date ? new Date(live.next_billing_date).toISOString() : null,
+    next_billing_date: live ? (nextBillingDateOf(live, new Date())?.toISOString() ?? null) : null,
     phases: sub.phases.map((p) => ({
       id: p._id,
       start_date: new Date(p.start_date).toISOString(),

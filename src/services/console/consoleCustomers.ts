@@ -24,6 +24,7 @@ import { compareAmounts, subtractAmounts, sumAmounts } from '../../billing/money
 import { explorerFor } from '../../cryptocurrency/addresses';
 import { isDuplicateKey } from '../../models/errors';
 import { findCustomer } from '../billing/customers';
+import { nextBillingDateOf } from '../../billing/subscriptionPlan';
 import { listScopeOf, listScopePage } from '../writes/listing';
 
 /** A customer as the console names it: name and email, the id kept for copying. */
@@ -149,7 +150,7 @@ export async function customerPage(scope: Scope, id: string) {
     subscriptions: subs
       .filter((s) => inScope(s, scope))
       .sort(byNewest)
-      .map((s) => ({ id: s._id, status: s.status, next_billing_date: s.next_billing_date ? new Date(s.next_billing_date).toISOString() : null, created_at: new Date(s.created_at).toISOString() })),
+      .map((s) => ({ id: s._id, status: s.status, next_billing_date: nextBillingDateOf(s, new Date())?.toISOString() ?? null, created_at: new Date(s.created_at).toISOString() })),
     payments: payments.map((t) => ({
       id: t._id,
       currency: t.currency,

@@ -70,6 +70,23 @@ describe('a subscription wake-up', () => {
     expect(await Subscription.findById(id).lean<SubscriptionDoc>()).toMatchObject({ status: 'active', active_phase_index: 0 });
   });
 
+  it('an ordinary renewal writes its invoice and leaves the subscription as it was', async () => {
+    const { id, charges } = await scheduledSubscription();
+    const deps = testDependencies();
+    await wakeUpSubscription(deps, id, charges, START);
+    const active = (await Subscription.findById(id).lean<SubscriptionDoc>())!;
+    const FEB = '2030-02-01T00:00:00.000Z';
+    const renewal: ChargeInput[] = invoicedCharges(toBillingPlan(active), new Date(FEB), new Date(START)).map((c) => ({
+      key: c.key, at: c.at.toISOString(), kind: c.kind, periodStart: c.periodStart.toISOString(), periodEnd: c.periodEnd?.toISOString() ?? null, lines: c.lines, total: c.total,
+    }));
+    expect(renewal.map((c) => c.kind)).toEqual(['renewal']);
+    expect(await wakeUpSubscription(deps, id, renewal, FEB)).toEqual({ status: 'active', created: ['renewal'] });
+    // No state write: the next billing date is computed when read, and nothing else moved.
+    expect(await Subscription.findById(id).lean<SubscriptionDoc>()).toEqual(active);
+    const periods = (await Invoice.find({ subscription_id: id }).lean()).map((i) => new Date(i.period_start!).toISOString()).sort();
+    expect(periods).toEqual([START, FEB]);
+  });
+
   it('a worker that dies right after the state write: the retry records nothing twice and loses nothing', async () => {
     const { id, charges } = await scheduledSubscription();
     const deps = testDependencies();
