@@ -26,6 +26,19 @@ afterAll(async () => {
 
 const START = '2030-01-01T00:00:00.000Z';
 
+/** The charges a subscription's workflow would pass at `now`, having looked last at `since`. */
+function chargesDue(stored: SubscriptionDoc, now: string, since: string | null): ChargeInput[] {
+  return invoicedCharges(toBillingPlan(stored), new Date(now), since ? new Date(since) : null).map((c) => ({
+    key: c.key,
+    at: c.at.toISOString(),
+    kind: c.kind,
+    periodStart: c.periodStart.toISOString(),
+    periodEnd: c.periodEnd?.toISOString() ?? null,
+    lines: c.lines,
+    total: c.total,
+  }));
+}
+
 /** A monthly subscription starting at START, and the charges its workflow would pass at START. */
 async function scheduledSubscription() {
   const a = await newAccount(api.url);
@@ -35,15 +48,7 @@ async function scheduledSubscription() {
   const sub = (await a.api.post('/v1/subscriptions', { customer_id: customer.id, phases: [{ start_date: START, items: [{ price_id: price.id }] }] })).body;
   expect(sub.status).toBe('scheduled');
   const stored = (await Subscription.findById(sub.id).lean<SubscriptionDoc>())!;
-  const charges: ChargeInput[] = invoicedCharges(toBillingPlan(stored), new Date(START), null).map((c) => ({
-    key: c.key,
-    at: c.at.toISOString(),
-    kind: c.kind,
-    periodStart: c.periodStart.toISOString(),
-    periodEnd: c.periodEnd?.toISOString() ?? null,
-    lines: c.lines,
-    total: c.total,
-  }));
+  const charges = chargesDue(stored, START, null);
   expect(charges.map((c) => c.kind)).toEqual(['start']);
   return { id: sub.id as string, charges };
 }
@@ -76,9 +81,7 @@ describe('a subscription wake-up', () => {
     await wakeUpSubscription(deps, id, charges, START);
     const active = (await Subscription.findById(id).lean<SubscriptionDoc>())!;
     const FEB = '2030-02-01T00:00:00.000Z';
-    const renewal: ChargeInput[] = invoicedCharges(toBillingPlan(active), new Date(FEB), new Date(START)).map((c) => ({
-      key: c.key, at: c.at.toISOString(), kind: c.kind, periodStart: c.periodStart.toISOString(), periodEnd: c.periodEnd?.toISOString() ?? null, lines: c.lines, total: c.total,
-    }));
+    const renewal = chargesDue(active, FEB, START);
     expect(renewal.map((c) => c.kind)).toEqual(['renewal']);
     expect(await wakeUpSubscription(deps, id, renewal, FEB)).toEqual({ status: 'active', created: ['renewal'] });
     // No state write: the next billing date is computed when read, and nothing else moved.
