@@ -53,12 +53,15 @@ const reportRollupMarkSchema = new Schema(
   {
     _id: { type: String, required: true },
     dirty_gen: { type: String, required: true },
+    /** When the first mark was written (marks of earlier versions have none). */
+    created_at: { type: Date },
   },
   { versionKey: false },
 );
 export interface ReportRollupMarkDoc {
   _id: string;
   dirty_gen: string;
+  created_at?: Date;
 }
 export const ReportRollupMark = model('ReportRollupMark', reportRollupMarkSchema, 'report_rollup_marks');
 

@@ -199,6 +199,32 @@ describe('report rollups without a worker', () => {
     expect(signalled).toEqual(['mrr', 'mrr', 'mrr']);
   });
 
+  it('a rollup never built is signalled by its first write only (or again once that mark is a minute old)', async () => {
+    // A scope no write of the stack touches (its worker would build the rollup of a seeded one).
+    const scope = { accountId: newId(ID_PREFIX.account), sandbox: null };
+    const signalled: string[] = [];
+    const deps = testDependencies({ workflowOverrides: { reportRollup: { stale: async (_scope, kinds) => void signalled.push(...kinds) } } });
+    const markId = rollupStateId(scope, 'mrr');
+    await rollupsChanged(deps, scope, 'mrr');
+    expect(signalled).toEqual(['mrr']);
+    // Its first build is on its way: writes before it need no signal of their own.
+    await rollupsChanged(deps, scope, 'mrr');
+    await rollupsChanged(deps, scope, 'mrr');
+    expect(signalled).toEqual(['mrr']);
+    // The first mark a minute old and still no build: its signal may have died with its process.
+    await ReportRollupMark.updateOne({ _id: markId }, { $set: { created_at: new Date(Date.now() - 61_000) } });
+    await rollupsChanged(deps, scope, 'mrr');
+    expect(signalled).toEqual(['mrr', 'mrr']);
+    // A mark an earlier version wrote (no date): signalled, as before.
+    await ReportRollupMark.collection.updateOne({ _id: markId } as never, { $unset: { created_at: '' } });
+    await rollupsChanged(deps, scope, 'mrr');
+    expect(signalled).toEqual(['mrr', 'mrr', 'mrr']);
+    // Once built and current, a write signals again.
+    expect(await rebuildRollup(scope, 'mrr')).toMatchObject({ current: true });
+    await rollupsChanged(deps, scope, 'mrr');
+    expect(signalled).toEqual(['mrr', 'mrr', 'mrr', 'mrr']);
+  });
+
   it('a rebuild that ends dirty is rebuilt without another signal', async () => {
     // An account no write signalled: this test's signal is the only one.
     const a = await newAccount(stack.api.url);

@@ -60,19 +60,25 @@ const SIGNAL_DIRTY_AFTER_MS = 4 * ROLLUP_MAX_DELAY_MS;
 
 /**
  * Marks the rollup's source changed (a new `dirty_gen` on its mark) and tells whether the rollup
- * workflow needs a signal: only when the rollup was current before this mark (or was never built,
- * or its last build is old). A rollup already dirty has had its signal from the write that made it
- * dirty, and the workflow rebuilds until a rebuild ends current (`RebuildOutcome.current`), so a
- * mark landing during a rebuild is seen by the rebuild's last read of the mark. The state is read
- * after the mark, which that argument needs (docs/adr/0316-rollup-freshness-and-signals.md).
+ * workflow needs a signal: only when the rollup was current before this mark (or its last build is
+ * old), and for a rollup never built, only at its first mark (or when that mark is old). A rollup
+ * already dirty has had its signal from the write that made it dirty, and the workflow rebuilds
+ * until a rebuild ends current (`RebuildOutcome.current`), so a mark landing during a rebuild is
+ * seen by the rebuild's last read of the mark. The state is read after the mark, which that
+ * argument needs (docs/adr/0316-rollup-freshness-and-signals.md): a write that finds no build has
+ * marked before the first build writes its state, so before that build reads the mark at its end.
  */
 async function markChanged(scope: Scope, kind: RollupKind): Promise<boolean> {
   const id = rollupStateId(scope, kind);
   const before = (await upsertAgainOnDuplicate(() =>
-    ReportRollupMark.collection.findOneAndUpdate({ _id: id } as never, { $set: { dirty_gen: randomGen() } }, { upsert: true, returnDocument: 'before' }),
+    ReportRollupMark.collection.findOneAndUpdate({ _id: id } as never, { $set: { dirty_gen: randomGen() }, $setOnInsert: { created_at: new Date() } }, { upsert: true, returnDocument: 'before' }),
   )) as ReportRollupMarkDoc | null;
   const state = await ReportRollupState.collection.findOne({ _id: id } as never, { projection: { build: 1, built_gen: 1, built_at: 1, dirty_gen: 1 } }) as ReportRollupStateDoc | null;
-  if (!state?.build || !state.built_at) return true;
+  if (!state?.build || !state.built_at) {
+    // Never built: the first mark's signal brings the first build. A mark without its date (an
+    // earlier version's) or an old one: that signal may have died with its process.
+    return !before?.created_at || Date.now() - new Date(before.created_at).getTime() > SIGNAL_DIRTY_AFTER_MS;
+  }
   const currentBefore = (state.built_gen ?? '') === (before?.dirty_gen ?? state.dirty_gen ?? '');
   return currentBefore || Date.now() - new Date(state.built_at).getTime() > SIGNAL_DIRTY_AFTER_MS;
 }
