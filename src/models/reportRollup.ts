@@ -53,15 +53,15 @@ const reportRollupMarkSchema = new Schema(
   {
     _id: { type: String, required: true },
     dirty_gen: { type: String, required: true },
-    /** When the first mark was written (marks of earlier versions have none). */
-    created_at: { type: Date },
+    /** When the first write since the last rebuild's start marked it (unset by a rebuild as it starts). */
+    dirty_since: { type: Date },
   },
   { versionKey: false },
 );
 export interface ReportRollupMarkDoc {
   _id: string;
   dirty_gen: string;
-  created_at?: Date;
+  dirty_since?: Date | null;
 }
 export const ReportRollupMark = model('ReportRollupMark', reportRollupMarkSchema, 'report_rollup_marks');
 

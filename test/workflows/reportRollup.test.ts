@@ -179,7 +179,7 @@ describe('report rollups without a worker', () => {
     expect((await readReceivablesRollup(scope))!.invoices).toHaveLength(written);
   });
 
-  it('a write signals the workflow only when the rollup was current (or its last build is old)', async () => {
+  it('a write signals the workflow only when a rebuild started since the last write (or the rollup has been dirty for a minute)', async () => {
     const { scope } = await seed();
     const signalled: string[] = [];
     const deps = testDependencies({ workflowOverrides: { reportRollup: { stale: async (_scope, kinds) => void signalled.push(...kinds) } } });
@@ -193,13 +193,21 @@ describe('report rollups without a worker', () => {
     expect(await rebuildRollup(scope, 'mrr')).toMatchObject({ current: true });
     await rollupsChanged(deps, scope, 'mrr');
     expect(signalled).toEqual(['mrr', 'mrr']);
-    // Dirty with a build a minute old: the write that made it dirty may have died before its signal.
-    await ReportRollupState.updateOne({ _id: rollupStateId(scope, 'mrr') }, { $set: { built_at: new Date(Date.now() - 61_000) } });
+    // Dirty for a minute with no rebuild started: the write that made it dirty may have died before its signal.
+    await ReportRollupMark.updateOne({ _id: rollupStateId(scope, 'mrr') }, { $set: { dirty_since: new Date(Date.now() - 61_000) } });
     await rollupsChanged(deps, scope, 'mrr');
     expect(signalled).toEqual(['mrr', 'mrr', 'mrr']);
+    // The next write keeps the first one's time (so the rollup stays overdue until a rebuild starts).
+    await rollupsChanged(deps, scope, 'mrr');
+    expect(signalled).toEqual(['mrr', 'mrr', 'mrr', 'mrr']);
+    // A rebuild that starts clears it; the write after that rebuild signals once, as it may have ended current.
+    expect(await rebuildRollup(scope, 'mrr')).toMatchObject({ current: true });
+    await rollupsChanged(deps, scope, 'mrr');
+    await rollupsChanged(deps, scope, 'mrr');
+    expect(signalled).toHaveLength(5);
   });
 
-  it('a rollup never built is signalled by its first write only (or again once that mark is a minute old)', async () => {
+  it('a rollup never built is signalled by its first write only (or again once it has been dirty for a minute); an earlier version\'s mark goes by the state', async () => {
     // A scope no write of the stack touches (its worker would build the rollup of a seeded one).
     const scope = { accountId: newId(ID_PREFIX.account), sandbox: null };
     const signalled: string[] = [];
@@ -211,18 +219,25 @@ describe('report rollups without a worker', () => {
     await rollupsChanged(deps, scope, 'mrr');
     await rollupsChanged(deps, scope, 'mrr');
     expect(signalled).toEqual(['mrr']);
-    // The first mark a minute old and still no build: its signal may have died with its process.
-    await ReportRollupMark.updateOne({ _id: markId }, { $set: { created_at: new Date(Date.now() - 61_000) } });
+    // Dirty for a minute and still no build: its signal may have died with its process.
+    await ReportRollupMark.updateOne({ _id: markId }, { $set: { dirty_since: new Date(Date.now() - 61_000) } });
     await rollupsChanged(deps, scope, 'mrr');
     expect(signalled).toEqual(['mrr', 'mrr']);
-    // A mark an earlier version wrote (no date): signalled, as before.
-    await ReportRollupMark.collection.updateOne({ _id: markId } as never, { $unset: { created_at: '' } });
+
+    // A mark an earlier version wrote (no prefix, no time): decided from the state, as that version did.
+    await ReportRollupMark.collection.replaceOne({ _id: markId } as never, { dirty_gen: 'legacy1' });
     await rollupsChanged(deps, scope, 'mrr');
-    expect(signalled).toEqual(['mrr', 'mrr', 'mrr']);
-    // Once built and current, a write signals again.
+    expect(signalled).toHaveLength(3); // never built
     expect(await rebuildRollup(scope, 'mrr')).toMatchObject({ current: true });
+    const built = (await ReportRollupState.findById(markId).lean<ReportRollupStateDoc>())!;
+    await ReportRollupState.updateOne({ _id: markId }, { $set: { built_gen: 'legacy2' } });
+    await ReportRollupMark.collection.replaceOne({ _id: markId } as never, { dirty_gen: 'legacy2' });
     await rollupsChanged(deps, scope, 'mrr');
-    expect(signalled).toEqual(['mrr', 'mrr', 'mrr', 'mrr']);
+    expect(signalled).toHaveLength(4); // current before that mark
+    await ReportRollupMark.collection.replaceOne({ _id: markId } as never, { dirty_gen: 'legacy3' });
+    await rollupsChanged(deps, scope, 'mrr');
+    expect(signalled).toHaveLength(4); // dirty, with a recent build
+    expect(built.build).toBeTruthy();
   });
 
   it('a rebuild that ends dirty is rebuilt without another signal', async () => {

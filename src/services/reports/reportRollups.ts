@@ -5,13 +5,15 @@
  * - A write that changes a rollup's source (a subscription created or deleted; a transaction
  *   recorded, priced, allocated, unallocated or deleted; an invoice's status or total changed,
  *   or the invoice deleted) calls `rollupsChanged` after it: the rollup's mark (`dirty_gen`, a
- *   document of its own) gets a new random value, and, when the rollup was current before that
- *   mark, the scope's rollup workflow is signalled (signal-with-start through the workflow-start
- *   outbox), which rebuilds it after a debounce, and again while a rebuild ends dirty.
- * - A rebuild (`rebuildRollup`, the activity) reads `dirty_gen`, then the source, computes the
- *   rollup (a pure function of the source: never an increment), writes it as a new build, points
- *   the state at it (compare-and-set on the build it replaced) with `built_gen` = the gen it read,
- *   and deletes the old build's parts. Rebuilding twice gives the same rollup.
+ *   document of its own) gets a new random value, and, when a rebuild started since the write
+ *   before (it may have ended current), the scope's rollup workflow is signalled (signal-with-start
+ *   through the workflow-start outbox), which rebuilds it after a debounce, and again while a
+ *   rebuild ends dirty. One statement: the mark's previous value tells it (`markChanged`).
+ * - A rebuild (`rebuildRollup`, the activity) writes a generation of its own on the mark, then
+ *   reads the source, computes the rollup (a pure function of the source: never an increment),
+ *   writes it as a new build, points the state at it (compare-and-set on the build it replaced)
+ *   with `built_gen` = its generation, and deletes the old build's parts. Rebuilding twice gives
+ *   the same rollup.
  * - A report uses the rollup only when it is current: `built_gen === dirty_gen` (no source write
  *   marked since the source was read) and every part of the build was found. Otherwise it
  *   computes live, as before. So a report is never stale: right after a payment it is computed
@@ -59,27 +61,45 @@ async function upsertState(scope: Scope, kind: RollupKind): Promise<void> {
 const SIGNAL_DIRTY_AFTER_MS = 4 * ROLLUP_MAX_DELAY_MS;
 
 /**
- * Marks the rollup's source changed (a new `dirty_gen` on its mark) and tells whether the rollup
- * workflow needs a signal: only when the rollup was current before this mark (or its last build is
- * old), and for a rollup never built, only at its first mark (or when that mark is old). A rollup
- * already dirty has had its signal from the write that made it dirty, and the workflow rebuilds
- * until a rebuild ends current (`RebuildOutcome.current`), so a mark landing during a rebuild is
- * seen by the rebuild's last read of the mark. The state is read after the mark, which that
- * argument needs (docs/adr/0316-rollup-freshness-and-signals.md): a write that finds no build has
- * marked before the first build writes its state, so before that build reads the mark at its end.
+ * What a mark holds: a rebuild's generation (`R:`, written as it starts) or a write's (`W:`).
+ * Marks written by earlier versions have neither prefix.
+ */
+const REBUILD_GEN = 'R:';
+const WRITE_GEN = 'W:';
+
+/**
+ * Marks the rollup's source changed (a new `dirty_gen` on its mark, in one write) and tells whether
+ * the rollup workflow needs a signal (docs/adr/0316-rollup-freshness-and-signals.md):
+ * - the mark held a rebuild's generation: no write marked since a rebuild started, so that rebuild
+ *   may have ended current and gone idle: signalled (if it is still running, its last read of the
+ *   mark sees this one and it rebuilds again; the signal is one too many, once per rebuild);
+ * - it held a write's: the rollup was dirty already, and the write that made it so signalled (the
+ *   first mark of a rollup signals too). Unless it has been dirty for a minute with no rebuild
+ *   started: that signal may have died with its process;
+ * - a mark of an earlier version: decided from the state, as that version did.
  */
 async function markChanged(scope: Scope, kind: RollupKind): Promise<boolean> {
   const id = rollupStateId(scope, kind);
+  const now = new Date();
   const before = (await upsertAgainOnDuplicate(() =>
-    ReportRollupMark.collection.findOneAndUpdate({ _id: id } as never, { $set: { dirty_gen: randomGen() }, $setOnInsert: { created_at: new Date() } }, { upsert: true, returnDocument: 'before' }),
+    ReportRollupMark.collection.findOneAndUpdate(
+      { _id: id } as never,
+      // `dirty_since`: when the first write since the last rebuild's start marked it (a rebuild unsets it).
+      { $set: { dirty_gen: WRITE_GEN + randomGen() }, $min: { dirty_since: now } },
+      { upsert: true, returnDocument: 'before' },
+    ),
   )) as ReportRollupMarkDoc | null;
+  if (!before) return true;
+  if (before.dirty_gen.startsWith(REBUILD_GEN)) return true;
+  if (before.dirty_gen.startsWith(WRITE_GEN)) return !before.dirty_since || now.getTime() - new Date(before.dirty_since).getTime() > SIGNAL_DIRTY_AFTER_MS;
+  return stateWasCurrent(id, before);
+}
+
+/** For a mark of an earlier version: whether the rollup was current before it (or never built, or its last build is old). */
+async function stateWasCurrent(id: string, before: ReportRollupMarkDoc): Promise<boolean> {
   const state = await ReportRollupState.collection.findOne({ _id: id } as never, { projection: { build: 1, built_gen: 1, built_at: 1, dirty_gen: 1 } }) as ReportRollupStateDoc | null;
-  if (!state?.build || !state.built_at) {
-    // Never built: the first mark's signal brings the first build. A mark without its date (an
-    // earlier version's) or an old one: that signal may have died with its process.
-    return !before?.created_at || Date.now() - new Date(before.created_at).getTime() > SIGNAL_DIRTY_AFTER_MS;
-  }
-  const currentBefore = (state.built_gen ?? '') === (before?.dirty_gen ?? state.dirty_gen ?? '');
+  if (!state?.build || !state.built_at) return true;
+  const currentBefore = (state.built_gen ?? '') === (before.dirty_gen ?? state.dirty_gen ?? '');
   return currentBefore || Date.now() - new Date(state.built_at).getTime() > SIGNAL_DIRTY_AFTER_MS;
 }
 
@@ -148,8 +168,11 @@ export interface RebuildOutcome {
 export async function rebuildRollup(scope: Scope, kind: RollupKind): Promise<RebuildOutcome> {
   await upsertState(scope, kind);
   const _id = rollupStateId(scope, kind);
-  // Read before the source: a write marked after this point makes the build not current.
-  const { state: before, dirtyGen: gen } = await readState(_id);
+  // A generation of its own on the mark before the source is read: a write marked after this
+  // point makes the build not current, and the next write sees that a rebuild started.
+  const gen = REBUILD_GEN + randomGen();
+  await ReportRollupMark.collection.updateOne({ _id } as never, { $set: { dirty_gen: gen }, $unset: { dirty_since: '' } }, { upsert: true });
+  const before = await ReportRollupState.findById(_id).lean<ReportRollupStateDoc>();
   const previous = before?.build ?? '';
   const parts = await buildParts(scope, kind);
   const build = `${kind}_${randomGen()}`;
