@@ -54,9 +54,9 @@ async function upsertState(scope: Scope, kind: RollupKind): Promise<void> {
 }
 
 /**
- * A dirty rollup whose last build is older than this gets a signal from the next write anyway:
- * the write that made it dirty may have died before its signal (a rollup workflow that is alive
- * rebuilds a dirty rollup at least every ROLLUP_MAX_DELAY_MS).
+ * A rollup dirty for longer than this with no rebuild started gets a signal from the next write
+ * anyway: the write that made it dirty may have died before its signal (a rollup workflow that is
+ * alive starts a rebuild of a dirty rollup at least every ROLLUP_MAX_DELAY_MS).
  */
 const SIGNAL_DIRTY_AFTER_MS = 4 * ROLLUP_MAX_DELAY_MS;
 
@@ -73,10 +73,11 @@ const WRITE_GEN = 'W:';
  * - the mark held a rebuild's generation: no write marked since a rebuild started, so that rebuild
  *   may have ended current and gone idle: signalled (if it is still running, its last read of the
  *   mark sees this one and it rebuilds again; the signal is one too many, once per rebuild);
- * - it held a write's: the rollup was dirty already, and the write that made it so signalled (the
- *   first mark of a rollup signals too). Unless it has been dirty for a minute with no rebuild
- *   started: that signal may have died with its process;
- * - a mark of an earlier version: decided from the state, as that version did.
+ * - it held a write's: the rollup was dirty already, and the write that made it so signalled.
+ *   Unless it has been dirty for a minute with no rebuild started: that signal may have died with
+ *   its process;
+ * - none (its first mark), or one of an earlier version (no prefix): signalled, as after a
+ *   rebuild; the writes after it find this one's.
  */
 async function markChanged(scope: Scope, kind: RollupKind): Promise<boolean> {
   const id = rollupStateId(scope, kind);
@@ -89,18 +90,8 @@ async function markChanged(scope: Scope, kind: RollupKind): Promise<boolean> {
       { upsert: true, returnDocument: 'before' },
     ),
   )) as ReportRollupMarkDoc | null;
-  if (!before) return true;
-  if (before.dirty_gen.startsWith(REBUILD_GEN)) return true;
-  if (before.dirty_gen.startsWith(WRITE_GEN)) return !before.dirty_since || now.getTime() - new Date(before.dirty_since).getTime() > SIGNAL_DIRTY_AFTER_MS;
-  return stateWasCurrent(id, before);
-}
-
-/** For a mark of an earlier version: whether the rollup was current before it (or never built, or its last build is old). */
-async function stateWasCurrent(id: string, before: ReportRollupMarkDoc): Promise<boolean> {
-  const state = await ReportRollupState.collection.findOne({ _id: id } as never, { projection: { build: 1, built_gen: 1, built_at: 1, dirty_gen: 1 } }) as ReportRollupStateDoc | null;
-  if (!state?.build || !state.built_at) return true;
-  const currentBefore = (state.built_gen ?? '') === (before.dirty_gen ?? state.dirty_gen ?? '');
-  return currentBefore || Date.now() - new Date(state.built_at).getTime() > SIGNAL_DIRTY_AFTER_MS;
+  if (!before?.dirty_gen.startsWith(WRITE_GEN)) return true;
+  return !before.dirty_since || now.getTime() - new Date(before.dirty_since).getTime() > SIGNAL_DIRTY_AFTER_MS;
 }
 
 /** The rollup's state and its current `dirty_gen` (its mark's, else, for a state written by an earlier version, the state's), read together. */
