@@ -162,7 +162,7 @@ export async function rebuildRollup(scope: Scope, kind: RollupKind): Promise<Reb
   // A generation of its own on the mark before the source is read: a write marked after this
   // point makes the build not current, and the next write sees that a rebuild started.
   const gen = REBUILD_GEN + randomGen();
-  await ReportRollupMark.collection.updateOne({ _id } as never, { $set: { dirty_gen: gen }, $unset: { dirty_since: '' } }, { upsert: true });
+  await upsertAgainOnDuplicate(() => ReportRollupMark.collection.updateOne({ _id } as never, { $set: { dirty_gen: gen }, $unset: { dirty_since: '' } }, { upsert: true }));
   const before = await ReportRollupState.findById(_id).lean<ReportRollupStateDoc>();
   const previous = before?.build ?? '';
   const parts = await buildParts(scope, kind);
