@@ -277,6 +277,29 @@ const isZero = (amount: string) => amount === ZERO;
 const hasMoney = (c: Charge) => !isZero(c.total) || c.lines.some((l) => !isZero(l.amount));
 const invoiced = (c: Charge) => !isZero(c.total);
 
+/** One charge as the subscription workflow passes it to its activities (dates as ISO 8601 strings). */
+export interface ChargeInput {
+  key: string;
+  at: string;
+  kind: ChargeKind;
+  periodStart: string;
+  periodEnd: string | null;
+  lines: ChargeLine[];
+  total: string;
+}
+
+export function chargeInputOf(charge: Charge): ChargeInput {
+  return {
+    key: charge.key,
+    at: charge.at.toISOString(),
+    kind: charge.kind,
+    periodStart: charge.periodStart.toISOString(),
+    periodEnd: charge.periodEnd?.toISOString() ?? null,
+    lines: charge.lines,
+    total: charge.total,
+  };
+}
+
 /**
  * Every charge of the plan with `at <= until`, oldest first, credit carried along. Includes
  * charges with a zero total but non-zero lines (a downgrade whose credit is carried); leaves

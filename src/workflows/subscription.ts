@@ -8,7 +8,7 @@
 import { condition, continueAsNew, patched, proxyActivities, proxyLocalActivities, setHandler, upsertSearchAttributes, workflowInfo, type RetryPolicy } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { ACTIVITY_HEARTBEAT_TIMEOUT } from '../temporal/activityOptions';
-import { BillingPlan, invoicedCharges, nextBillingAfter, nextWakeAfter, statusAt, activePhaseIndex, upcomingCharges } from '../billing/schedule';
+import { BillingPlan, chargeInputOf, invoicedCharges, nextBillingAfter, nextWakeAfter, statusAt, activePhaseIndex, upcomingCharges } from '../billing/schedule';
 import { toBillingPlan } from '../billing/subscriptionPlan';
 import {
   cancelSubscriptionSignal,
@@ -71,15 +71,7 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
 
   for (let i = 0; ; i++) {
     const now = new Date(Date.now());
-    const charges = invoicedCharges(plan, now, processedUntil).map((charge) => ({
-      key: charge.key,
-      at: charge.at.toISOString(),
-      kind: charge.kind,
-      periodStart: charge.periodStart.toISOString(),
-      periodEnd: charge.periodEnd?.toISOString() ?? null,
-      lines: charge.lines,
-      total: charge.total,
-    }));
+    const charges = invoicedCharges(plan, now, processedUntil).map(chargeInputOf);
     let status: string;
     if (renewInOne) {
       status = await acts.renewSubscription(input.subscriptionId, charges, now.toISOString());

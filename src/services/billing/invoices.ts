@@ -12,7 +12,9 @@ import { CreateOptions, createdId, earlierAttempt } from '../writes/creation';
 import { ApiError } from '../../lib/errors';
 import { centsToAmount, multiplyAmount, parseAmount, sumAmounts, toAmount } from '../../billing/money';
 import { dayAfter, isCalendarDate } from '../../billing/dueDate';
-import type { ChargeLine } from '../../billing/schedule';
+import type { ChargeInput } from '../../billing/schedule';
+
+export type { ChargeInput } from '../../billing/schedule';
 import { subscriptionEventPayload } from '../../presenters/subscription';
 import { EventToRecord, recordEvent, recordEvents } from '../writes/events';
 import { findCustomer } from './customers';
@@ -146,17 +148,6 @@ export async function deleteInvoice(deps: Dependencies, scope: Scope, id: string
 }
 
 // ---- invoices of the subscription workflow (its activity's use case) ----
-
-/** One charge of a subscription's plan, as the workflow computed it. */
-export interface ChargeInput {
-  key: string;
-  at: string;
-  kind: 'start' | 'phase_change' | 'renewal';
-  periodStart: string;
-  periodEnd: string | null;
-  lines: ChargeLine[];
-  total: string;
-}
 
 /** A subscription's invoice as written, with the events it owes (recorded by the caller, once each by key). */
 export interface SubscriptionInvoiceWrite {

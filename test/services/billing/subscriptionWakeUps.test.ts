@@ -11,7 +11,7 @@ import { Event } from '../../../src/models/event';
 import { Invoice } from '../../../src/models/invoice';
 import { Subscription, SubscriptionDoc } from '../../../src/models/subscription';
 import { toBillingPlan } from '../../../src/billing/subscriptionPlan';
-import { invoicedCharges } from '../../../src/billing/schedule';
+import { chargeInputOf, invoicedCharges } from '../../../src/billing/schedule';
 import type { ChargeInput } from '../../../src/services/billing/invoices';
 import { wakeUpSubscription } from '../../../src/services/billing/subscriptionWakeUps';
 
@@ -28,15 +28,7 @@ const START = '2030-01-01T00:00:00.000Z';
 
 /** The charges a subscription's workflow would pass at `now`, having looked last at `since`. */
 function chargesDue(stored: SubscriptionDoc, now: string, since: string | null): ChargeInput[] {
-  return invoicedCharges(toBillingPlan(stored), new Date(now), since ? new Date(since) : null).map((c) => ({
-    key: c.key,
-    at: c.at.toISOString(),
-    kind: c.kind,
-    periodStart: c.periodStart.toISOString(),
-    periodEnd: c.periodEnd?.toISOString() ?? null,
-    lines: c.lines,
-    total: c.total,
-  }));
+  return invoicedCharges(toBillingPlan(stored), new Date(now), since ? new Date(since) : null).map(chargeInputOf);
 }
 
 /** A monthly subscription starting at START, and the charges its workflow would pass at START. */
