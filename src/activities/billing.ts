@@ -1,5 +1,6 @@
 import type { ActivityDeps } from './deps';
-import { ChargeInput, generateSubscriptionInvoice } from '../services/billing/invoices';
+import type { ChargeInput } from '../billing/schedule';
+import { generateSubscriptionInvoice } from '../services/billing/invoices';
 import { markInvoiceOverdue } from '../services/billing/invoiceChanges';
 import { loadSubscriptionForBilling, syncSubscriptionState } from '../services/billing/subscriptions';
 import { wakeUpSubscription } from '../services/billing/subscriptionWakeUps';

@@ -13,8 +13,6 @@ import { ApiError } from '../../lib/errors';
 import { centsToAmount, multiplyAmount, parseAmount, sumAmounts, toAmount } from '../../billing/money';
 import { dayAfter, isCalendarDate } from '../../billing/dueDate';
 import type { ChargeInput } from '../../billing/schedule';
-
-export type { ChargeInput } from '../../billing/schedule';
 import { subscriptionEventPayload } from '../../presenters/subscription';
 import { EventToRecord, recordEvent, recordEvents } from '../writes/events';
 import { findCustomer } from './customers';

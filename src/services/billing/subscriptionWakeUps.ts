@@ -8,7 +8,8 @@ import { scopeOfDoc } from '../../models/scope';
 import type { InvoiceDoc } from '../../models/invoice';
 import type { Dependencies } from '../../dependencies';
 import { EventToRecord, recordEvents } from '../writes/events';
-import { ChargeInput, writeSubscriptionInvoice } from './invoices';
+import type { ChargeInput } from '../../billing/schedule';
+import { writeSubscriptionInvoice } from './invoices';
 import { readSubscription, subscriptionStateChange, writeSubscriptionState } from './subscriptions';
 
 export interface WakeUpOutcome {

@@ -11,8 +11,7 @@ import { Event } from '../../../src/models/event';
 import { Invoice } from '../../../src/models/invoice';
 import { Subscription, SubscriptionDoc } from '../../../src/models/subscription';
 import { toBillingPlan } from '../../../src/billing/subscriptionPlan';
-import { chargeInputOf, invoicedCharges } from '../../../src/billing/schedule';
-import type { ChargeInput } from '../../../src/services/billing/invoices';
+import { ChargeInput, chargeInputOf, invoicedCharges } from '../../../src/billing/schedule';
 import { wakeUpSubscription } from '../../../src/services/billing/subscriptionWakeUps';
 
 useTestDatabase();
