@@ -328,6 +328,33 @@ describe('crypto transactions', () => {
     expect(noneTx.unallocated_amount).toBe('150.00');
   });
 
+  it('a price at hand prices the transaction as it is recorded; its allocation asks no oracle', async () => {
+    const { a, customer, btc } = await setup();
+    const asked: string[] = [];
+    const atHand: PriceOracle = {
+      knownPrice: (currency, at) => (currency === 'BTC' && at < new Date('2026-06-01T00:00:00Z') ? '45000' : null),
+      async usdPrice(currency, at) {
+        asked.push(`${currency}@${at.toISOString()}`);
+        return '60000';
+      },
+    };
+    oracle.current = atHand;
+    const inv = await invoiceOf(a.api, customer.id, '45.00', '2027-01-01');
+    const res = await a.api.post('/v1/crypto_transactions', { to_address_id: btc.id, amount: '0.001', currency_code: 'BTC', transaction_id: txHash(), timestamp: '2026-05-01T12:00:00.000Z' });
+    expect(res.status).toBe(201);
+    expect(res.body.usd_value).toBe('45.00');
+    expect((await CryptoTransaction.findById(res.body.id).lean<CryptoTransactionDoc>())?.usd_price).toBe('45000');
+    expect((await eventsOf('crypto_transaction.received', res.body.id))[0].payload.usd_value).toBe('45.00');
+    expect((await a.api.get(`/v1/invoices/${inv.id}`)).body.status).toBe('paid');
+    expect((await a.api.get(`/v1/crypto_transactions/${res.body.id}`)).body).toMatchObject({ usd_value: '45.00', unallocated_amount: '0.00' });
+    expect(asked).toEqual([]);
+    // Not at hand for this moment: recorded unpriced, then priced by its allocation.
+    const later = await a.api.post('/v1/crypto_transactions', { to_address_id: btc.id, amount: '0.001', currency_code: 'BTC', transaction_id: txHash(), timestamp: '2026-07-01T12:00:00.000Z' });
+    expect(later.body.usd_value).toBeNull();
+    expect((await a.api.get(`/v1/crypto_transactions/${later.body.id}`)).body.usd_value).toBe('60.00');
+    expect(asked).toEqual(['BTC@2026-07-01T12:00:00.000Z']);
+  });
+
   it('prices at the transaction timestamp; an oracle failure leaves it unallocated and a manual allocation answers 502', async () => {
     const { a, customer, btc } = await setup();
     const seen: string[] = [];
@@ -340,6 +367,8 @@ describe('crypto transactions', () => {
     oracle.current = dated;
     const inv = await invoiceOf(a.api, customer.id, '40.00', '2027-01-01');
     const tx = (await a.api.post('/v1/crypto_transactions', { to_address_id: btc.id, amount: '0.001', currency_code: 'BTC', transaction_id: txHash(), timestamp: '2026-05-01T12:00:00.000Z' })).body;
+    // No price at hand when recorded: the allocation asked for it.
+    expect(tx.usd_value).toBeNull();
     expect(seen).toContain('BTC@2026-05-01T12:00:00.000Z');
     expect((await a.api.get(`/v1/crypto_transactions/${tx.id}`)).body.usd_value).toBe('40.00');
     expect((await a.api.get(`/v1/invoices/${inv.id}`)).body.status).toBe('paid');

@@ -58,6 +58,27 @@ describe('price oracles', () => {
     expect(await new FixedRateOracle({ BTC: '1', ETH: '2' }).usdPrice('ETH')).toBe('2');
   });
 
+  it('a price at hand: a fixed rate, or a cached minute; never a call upstream', async () => {
+    const at = new Date('2026-05-01T12:07:00.000Z');
+    expect(new FixedRateOracle().knownPrice('BTC')).toBe('50000.00');
+    expect(new FixedRateOracle({ BTC: '1' } as never).knownPrice('ETH')).toBeNull();
+    expect(new CachedOracle(new FixedRateOracle()).knownPrice('ETH', at)).toBe('3000.00');
+    const fake = await startFakeCoinGecko();
+    try {
+      const oracle = new CachedOracle(new CoinGeckoOracle(fake.url));
+      expect(oracle.knownPrice('BTC', at)).toBeNull();
+      expect(fake.requests).toHaveLength(0);
+      const price = await oracle.usdPrice('BTC', at);
+      // The minute just looked up, and only that minute and currency.
+      expect(oracle.knownPrice('BTC', new Date('2026-05-01T12:07:59.000Z'))).toBe(price);
+      expect(oracle.knownPrice('BTC', new Date('2026-05-01T12:08:00.000Z'))).toBeNull();
+      expect(oracle.knownPrice('ETH', at)).toBeNull();
+      expect(fake.requests).toHaveLength(1);
+    } finally {
+      await fake.close();
+    }
+  });
+
   it('CoinGecko: asks the range around the moment, takes the closest sample, sends the key, caches per minute', async () => {
     const fake = await startFakeCoinGecko();
     try {

@@ -87,4 +87,7 @@ export class SwitchableOracle implements PriceOracle {
   usdPrice(currency: CryptoCurrency, at: Date): Promise<string> {
     return this.current.usdPrice(currency, at);
   }
+  knownPrice(currency: CryptoCurrency, at: Date): string | null {
+    return this.current.knownPrice?.(currency, at) ?? null;
+  }
 }

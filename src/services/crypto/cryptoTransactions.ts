@@ -14,7 +14,7 @@ import { newId, ID_PREFIX } from '../../lib/ids';
 import { CreateOptions, createdId } from '../writes/creation';
 import { ApiError } from '../../lib/errors';
 import { parseDateTime } from '../../lib/dates';
-import { cryptoAmountError, Dec } from '../../cryptocurrency/amounts';
+import { cryptoAmountError, Dec, usdValue } from '../../cryptocurrency/amounts';
 import { canonicalTransactionHash } from '../../cryptocurrency/transactionHashes';
 import { presentCryptoTransaction } from '../../presenters/cryptoTransaction';
 import { findCryptoAddress, requireCurrency } from './cryptoAddresses';
@@ -120,6 +120,9 @@ export async function recordCryptoTransaction(
   }
   const id = opts.id ?? newId(ID_PREFIX.cryptoTransaction);
   const customerId = await customerOfAddress(scope, address);
+  // Priced now when the price is at hand (no call out: the request does not wait on a price API);
+  // else its allocation prices it (services/crypto/allocation.ts ensurePriced).
+  const price = deps.priceOracle.knownPrice?.(currency, timestamp) ?? null;
   let tx: CryptoTransactionDoc;
   try {
     tx = (
@@ -141,6 +144,7 @@ export async function recordCryptoTransaction(
         payment_claim_id: opts.paymentClaimId ?? null,
         // Its own allocation intent: a sweeper signals it if the signal below never goes.
         allocation_due: true,
+        ...(price === null ? {} : { usd_price: price, usd_value: usdValue(input.amount, price) }),
       })
     ).toObject() as CryptoTransactionDoc;
   } catch (err) {

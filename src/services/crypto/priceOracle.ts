@@ -13,6 +13,12 @@ import { priceFailureBackoffMs } from '../../cryptocurrency/priceFreshness';
 export interface PriceOracle {
   /** USD per coin at `at`, as a decimal string. Throws PriceUnavailableError when it cannot say. */
   usdPrice(currency: CryptoCurrency, at: Date): Promise<string>;
+  /**
+   * What `usdPrice` would answer, when this process has it at hand without asking anyone (a fixed
+   * rate, a price in its cache); else null. A transaction is priced as it is recorded when this
+   * answers, so its allocation has no price of its own to write.
+   */
+  knownPrice?(currency: CryptoCurrency, at: Date): string | null;
 }
 
 export class PriceUnavailableError extends Error {}
@@ -26,6 +32,9 @@ export class FixedRateOracle implements PriceOracle {
     const rate = this.rates[currency];
     if (!rate) throw new PriceUnavailableError(`no rate for ${currency}`);
     return rate;
+  }
+  knownPrice(currency: CryptoCurrency): string | null {
+    return this.rates[currency] ?? null;
   }
 }
 
@@ -48,6 +57,9 @@ interface Failure {
  * (priceFailureBackoffMs: 5 s doubling to 60 s), so neither a burst nor an outage costs the
  * price API's quota call for call; the backoff is short so that a retried allocation gets its price.
  */
+/** One cached price per currency and UTC minute of the moment asked about. */
+const cacheKey = (currency: CryptoCurrency, at: Date) => `${currency}:${Math.floor(at.getTime() / 60_000)}`;
+
 export class CachedOracle implements PriceOracle {
   private readonly prices = new Map<string, string>();
   private readonly failures = new Map<string, Failure>();
@@ -60,9 +72,13 @@ export class CachedOracle implements PriceOracle {
   }
 
   usdPrice(currency: CryptoCurrency, at: Date): Promise<string> {
-    const key = `${currency}:${Math.floor(at.getTime() / 60_000)}`;
+    const key = cacheKey(currency, at);
     // A caller queued behind a lookup finds its answer here rather than asking again.
     return this.remembered(key) ?? this.lookups.run(key, () => this.remembered(key) ?? this.lookUp(key, currency, at));
+  }
+
+  knownPrice(currency: CryptoCurrency, at: Date): string | null {
+    return this.prices.get(cacheKey(currency, at)) ?? this.inner.knownPrice?.(currency, at) ?? null;
   }
 
   /** A price, or a failure still within its backoff; null when upstream is to be asked. */
