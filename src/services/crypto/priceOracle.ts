@@ -51,15 +51,15 @@ interface Failure {
   until: number;
 }
 
+/** One cached price per currency and UTC minute of the moment asked about. */
+const cacheKey = (currency: CryptoCurrency, at: Date) => `${currency}:${Math.floor(at.getTime() / 60_000)}`;
+
 /**
  * Wraps an oracle with a cache keyed by (currency, UTC minute of `at`). Concurrent lookups of a
  * key share one upstream call, and a failed one is answered from memory for a backoff
  * (priceFailureBackoffMs: 5 s doubling to 60 s), so neither a burst nor an outage costs the
  * price API's quota call for call; the backoff is short so that a retried allocation gets its price.
  */
-/** One cached price per currency and UTC minute of the moment asked about. */
-const cacheKey = (currency: CryptoCurrency, at: Date) => `${currency}:${Math.floor(at.getTime() / 60_000)}`;
-
 export class CachedOracle implements PriceOracle {
   private readonly prices = new Map<string, string>();
   private readonly failures = new Map<string, Failure>();
