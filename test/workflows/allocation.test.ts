@@ -9,7 +9,7 @@ import { Invoice, InvoiceDoc } from '../../src/models/invoice';
 import { AllocationSlot, CryptoTransaction, CryptoTransactionDoc } from '../../src/models/cryptoTransaction';
 import { allocateTransaction } from '../../src/services/crypto/allocation';
 import { ORPHAN_AFTER_MS } from '../../src/services/billing/invoiceWrites';
-import { FixedRateOracle, PriceUnavailableError } from '../../src/services/crypto/priceOracle';
+import { FixedRateOracle, PriceOracle, PriceUnavailableError } from '../../src/services/crypto/priceOracle';
 import type { Dependencies } from '../../src/dependencies';
 import { testDependencies } from '../support/dependencies';
 import { sumAmounts, compareAmounts } from '../../src/billing/money';
@@ -24,7 +24,10 @@ let deps: Dependencies;
 
 beforeAll(async () => {
   env = await timeSkippingEnvironment();
-  api = await startTestApi({}, {}, { client: env.client, taskQueue });
+  // No price at hand in this API (as with a price API whose minute it has not cached): the
+  // allocations price the transactions, so this file's tests go through the worker's pricing.
+  const unpriced: PriceOracle = { usdPrice: (currency) => new FixedRateOracle().usdPrice(currency) };
+  api = await startTestApi({ priceOracle: unpriced }, {}, { client: env.client, taskQueue });
   deps = testDependencies({ temporal: { client: env.client, taskQueue } });
 });
 afterAll(async () => {
@@ -120,6 +123,41 @@ describe('allocation workflow', () => {
       const statuses = (await a.api.get(`/v1/invoices?customer_id=${customer.id}`)).body.invoices.map((i: any) => i.status);
       expect(statuses).toEqual(['paid', 'paid', 'paid']);
       expect(await Event.countDocuments({ event: 'invoice.paid', 'payload.customer_id': customer.id })).toBe(3);
+    });
+  });
+
+  it('keeps one idle timer while payments come (none cancelled), and completes a minute after the last', async () => {
+    const worker = await createTestWorker(env, taskQueue);
+    await worker.runUntil(async () => {
+      const { a, customer, btc, handle } = await setup();
+      const invoice = await invoiceOf(a.api, customer.id, '1000.00', '2027-01-01');
+      const ids: string[] = [];
+      for (let i = 0; i < 4; i++) {
+        const tx = await a.api.post('/v1/crypto_transactions', { to_address_id: btc.id, amount: '0.001', currency_code: 'BTC', transaction_id: txHash() });
+        expect(tx.status).toBe(201);
+        ids.push(tx.body.id);
+        // Each allocated before the next comes: every payment meets the run waiting.
+        const deadline = Date.now() + 20_000;
+        while (!(await CryptoTransaction.findById(tx.body.id).lean<CryptoTransactionDoc>())?.allocated_at) {
+          if (Date.now() > deadline) throw new Error('not allocated within 20 s');
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      }
+      await allAllocated(handle, ids);
+      expect((await a.api.get(`/v1/invoices/${invoice.id}`)).body.amount_paid).toBe('200.00');
+      const history = await handle().fetchHistory();
+      const events = history.events!;
+      const markers = events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity').length;
+      expect(markers).toBeGreaterThanOrEqual(2);
+      expect(events.filter((e) => e.timerCanceledEventAttributes)).toEqual([]);
+      // The idle minute's timer, and at most one more for what was left of the minute after the
+      // last batch when it fired: each fired (fewer timers than payments), then the run completed.
+      const started = events.filter((e) => e.timerStartedEventAttributes).length;
+      expect(started).toBeGreaterThanOrEqual(1);
+      expect(started).toBeLessThanOrEqual(2);
+      expect(events.filter((e) => e.timerFiredEventAttributes)).toHaveLength(started);
+      expect(events.at(-1)?.workflowExecutionCompletedEventAttributes).toBeTruthy();
+      await replay(recordHistory('allocation-one-idle-timer-current', history), 'replay-allocation-one-idle-timer');
     });
   });
 
