@@ -58,14 +58,18 @@ export function allocationIdFor(...parts: string[]): string {
 export class AllocationConflictError extends Error {}
 
 
+/** What a transaction of `amount` priced at `price` USD a coin holds (written at its record, or by ensurePriced). */
+export function pricedFields(amount: string, price: string): Pick<CryptoTransactionDoc, 'usd_price' | 'usd_value'> {
+  return { usd_price: price, usd_value: usdValue(amount, price) };
+}
+
 /** Sets `usd_value` (at the transaction's timestamp) once. PriceUnavailableError when the oracle cannot answer. */
 export async function ensurePriced(deps: Dependencies, tx: CryptoTransactionDoc): Promise<CryptoTransactionDoc> {
   if (tx.usd_value) return tx;
   const price = await deps.priceOracle.usdPrice(tx.currency, new Date(tx.timestamp));
-  const value = usdValue(tx.amount, price);
   // By `_id` alone (FerretDB v1 scans the collection inside the write for any other filter field);
   // the value is the same on every attempt (price at the fixed timestamp), so a racing write is harmless.
-  const updated = (await CryptoTransaction.collection.findOneAndUpdate({ _id: tx._id } as never, { $set: { usd_value: value, usd_price: price, updated_at: new Date() } }, { returnDocument: 'after' })) as CryptoTransactionDoc | null;
+  const updated = (await CryptoTransaction.collection.findOneAndUpdate({ _id: tx._id } as never, { $set: { ...pricedFields(tx.amount, price), updated_at: new Date() } }, { returnDocument: 'after' })) as CryptoTransactionDoc | null;
   // Not marked for the collections rollup here: the allocation's finish writes the transaction
   // again and marks it after (one change of the source, marked once after its last write).
   return updated ?? tx;

@@ -14,12 +14,12 @@ import { newId, ID_PREFIX } from '../../lib/ids';
 import { CreateOptions, createdId } from '../writes/creation';
 import { ApiError } from '../../lib/errors';
 import { parseDateTime } from '../../lib/dates';
-import { cryptoAmountError, Dec, usdValue } from '../../cryptocurrency/amounts';
+import { cryptoAmountError, Dec } from '../../cryptocurrency/amounts';
 import { canonicalTransactionHash } from '../../cryptocurrency/transactionHashes';
 import { presentCryptoTransaction } from '../../presenters/cryptoTransaction';
 import { findCryptoAddress, requireCurrency } from './cryptoAddresses';
 import { findInvoice } from '../billing/invoices';
-import { allocateManually, scheduleAllocation } from './allocation';
+import { allocateManually, pricedFields, scheduleAllocation } from './allocation';
 import type { Dependencies } from '../../dependencies';
 import { recordEvent } from '../writes/events';
 import { listPage } from '../writes/listing';
@@ -144,7 +144,7 @@ export async function recordCryptoTransaction(
         payment_claim_id: opts.paymentClaimId ?? null,
         // Its own allocation intent: a sweeper signals it if the signal below never goes.
         allocation_due: true,
-        ...(price === null ? {} : { usd_price: price, usd_value: usdValue(input.amount, price) }),
+        ...(price === null ? {} : pricedFields(input.amount, price)),
       })
     ).toObject() as CryptoTransactionDoc;
   } catch (err) {
