@@ -40,6 +40,7 @@ import { workerCapacity } from '../src/startup/workerOptions';
 import { signWebhook } from '../src/cryptography/webhookSignature';
 import { cpuBetween, cpuLine, readCpu, type CpuWindow, type InsertBaseline } from './cpu';
 import { pool } from './support';
+import type { Round, SideRounds } from './rounds';
 import { floorAllocationWorkflow, floorCloseSignal, floorDeliveryWorkflow, floorDueWorkflow, floorPaymentSignal, floorSubscriptionWorkflow } from './floorWorkflows';
 
 export interface FloorActivities {
@@ -195,12 +196,20 @@ async function readBody(req: http.IncomingMessage): Promise<string> {
   return body;
 }
 
+/** The floor of one operation, measured in rounds alternating with the service's (bench/rounds.ts). */
+export interface FloorRounds extends SideRounds {
+  /** The floor's figure from its rounds' sum. */
+  result(sum: Round, baseline: InsertBaseline): Floor;
+  close(): Promise<void>;
+}
+
 /**
- * Payments at the floor: `transactions` over `customers` customers with `invoicesPerCustomer` open
- * invoices of 100.00 each, 0.001 BTC (50.00) a payment, `concurrency` POSTs in flight, as the crypto
- * section sends them; measured from the first POST until every transaction is allocated.
+ * Payments at the floor: `customers` customers with `invoicesPerCustomer` open invoices of 100.00
+ * each, 0.001 BTC (50.00) a payment, `concurrency` POSTs in flight, as the crypto section sends
+ * them; a round lasts from its first POST until every transaction is allocated. Warmed up first,
+ * as the section warms the service up: one payment per customer, which starts its workflow.
  */
-export async function paymentFloor(opts: { customers: number; transactions: number; invoicesPerCustomer: number; concurrency: number }, baseline: InsertBaseline): Promise<Floor> {
+export async function startPaymentFloor(opts: { customers: number; invoicesPerCustomer: number; concurrency: number }): Promise<FloorRounds> {
   const stack = await startFloorStack();
   const { db, client, taskQueue } = stack;
   const token = randomBytes(24).toString('hex');
@@ -211,7 +220,7 @@ export async function paymentFloor(opts: { customers: number; transactions: numb
   await col(db, 'tokens').insertOne({ _id: sha(token), account_id: ACCOUNT });
   const customers = Array.from({ length: opts.customers }, (_, i) => ({ id: `cus_floor${i}`, addressId: `addr_floor${i}` }));
   await col(db, 'addresses').insertMany(customers.map((c) => ({ _id: c.addressId, account_id: ACCOUNT, customer_id: c.id, currency_code: 'BTC', address: randomBytes(20).toString('hex') })));
-  const invoices = customers.flatMap((c) => Array.from({ length: opts.invoicesPerCustomer + 1 }, (_, k) => ({ _id: `in_floor_${c.id}_${k}`, account_id: ACCOUNT, customer_id: c.id, status: 'pending', total: 10_000, amount_paid: 0, due_date: new Date(Date.UTC(2027, k, 1)) })));
+  const invoices = customers.flatMap((c) => Array.from({ length: opts.invoicesPerCustomer }, (_, k) => ({ _id: `in_floor_${c.id}_${k}`, account_id: ACCOUNT, customer_id: c.id, status: 'pending', total: 10_000, amount_paid: 0, due_date: new Date(Date.UTC(2027, k, 1)) })));
   await col(db, 'invoices').insertMany(invoices);
   // Each invoice's due-date workflow, as creating it starts one (outside the measured window).
   await pool(invoices, 10, async (inv) => {
@@ -243,9 +252,10 @@ export async function paymentFloor(opts: { customers: number; transactions: numb
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/v1/crypto_transactions`;
+  let sent = 0;
   const pay = async (count: number) => {
     await pool(
-      Array.from({ length: count }, (_, i) => i),
+      Array.from({ length: count }, (_, i) => sent + i),
       opts.concurrency,
       async (i) => {
         const res = await fetch(url, {
@@ -257,23 +267,25 @@ export async function paymentFloor(opts: { customers: number; transactions: numb
         await res.json();
       },
     );
+    sent += count;
+    await waitFor('allocation', async () => (await col(db, 'transactions').countDocuments({ allocated_at: { $ne: null } })) >= sent);
   };
-  const allocated = (count: number) => waitFor('allocation', async () => (await col(db, 'transactions').countDocuments({ allocated_at: { $ne: null } })) >= count);
-  try {
-    // Warmed up first, as the service's processes are by the section's set-up: one payment per customer.
-    await pay(customers.length);
-    await allocated(customers.length);
-    const before = readCpu();
-    const started = performance.now();
-    await pay(opts.transactions);
-    await allocated(customers.length + opts.transactions);
-    const cpu = cpuBetween(before, readCpu());
-    return floorResult('payment', 14, opts.transactions, cpu, (performance.now() - started) / 1000, baseline, 'payments (bare HTTP server, driver statements, one allocation workflow per customer)');
-  } finally {
+  const close = async () => {
     server.close();
     await Promise.all(invoices.map((inv) => client.workflow.getHandle(`floor-due-${inv._id}`).terminate('floor measured').catch(() => undefined)));
     await stack.close();
+  };
+  try {
+    await pay(customers.length);
+  } catch (err) {
+    await close();
+    throw err;
   }
+  return {
+    run: pay,
+    result: (sum, baseline) => floorResult('payment', 14, sum.operations, sum.cpu, sum.seconds, baseline, 'payments (bare HTTP server, driver statements, one allocation workflow per customer)'),
+    close,
+  };
 }
 
 /** Renewals at the floor: `count` subscription workflows over 50 customers, one billing instant; measured from it until every invoice is written. */
@@ -310,23 +322,21 @@ export async function renewalFloor(count: number, baseline: InsertBaseline): Pro
 }
 
 /**
- * Deliveries at the floor: `count` events to one endpoint at `endpointUrl` (the section's HTTPS
- * receiver, which `post` trusts), `writers` events written at once; measured from the first
- * event until `received` has counted every one.
+ * Deliveries at the floor: events to one endpoint at `endpointUrl` (the section's HTTPS receiver,
+ * which `post` trusts), `writers` events written at once; a round lasts from its first event until
+ * `received` has counted every one. Warmed up first with 100.
  */
-export async function deliveryFloor(
-  opts: { count: number; writers: number; endpointUrl: string; post(url: string, body: string, headers: Record<string, string>): Promise<void>; received(): number },
-  baseline: InsertBaseline,
-): Promise<Floor> {
+export async function startDeliveryFloor(opts: { writers: number; endpointUrl: string; post(url: string, body: string, headers: Record<string, string>): Promise<void>; received(): number }): Promise<FloorRounds> {
   const stack = await startFloorStack({ post: opts.post });
   const { db, client, taskQueue, eager } = stack;
   await col(db, 'events').createIndex({ account_id: 1, timestamp: 1 });
   await col(db, 'endpoints').createIndex({ account_id: 1 });
   await col(db, 'endpoints').insertOne({ _id: 'we_floor', account_id: ACCOUNT, url: opts.endpointUrl, secret: `whsec_${'ef'.repeat(32)}`, subscriptions: ['*'], status: 'enabled' });
+  let written = 0;
   const deliver = async (count: number) => {
     const receivedBefore = opts.received();
     await pool(
-      Array.from({ length: count }, (_, i) => i),
+      Array.from({ length: count }, (_, i) => written + i),
       opts.writers,
       async (i) => {
         const endpoints = await col(db, 'endpoints').find({ account_id: ACCOUNT }).toArray();
@@ -339,18 +349,22 @@ export async function deliveryFloor(
         if (endpoints.length) await col(db, 'events').updateOne({ _id: event._id }, { $set: { dispatched: true } });
       },
     );
+    written += count;
     await waitFor('deliveries', async () => opts.received() - receivedBefore >= count);
   };
   try {
     await deliver(100); // warm-up
-    const before = readCpu();
-    const started = performance.now();
-    await deliver(opts.count);
-    const cpu = cpuBetween(before, readCpu());
-    return floorResult('delivery', 6, opts.count, cpu, (performance.now() - started) / 1000, baseline, 'deliveries (driver statements, one delivery workflow each, the signed HTTPS POST)');
-  } finally {
+  } catch (err) {
     await stack.close();
+    throw err;
   }
+  return {
+    run: deliver,
+    // Each delivery's record is written after its POST: done before the next round starts.
+    settle: () => waitFor('delivery records', async () => (await col(db, 'deliveries').countDocuments({})) >= written),
+    result: (sum, baseline) => floorResult('delivery', 6, sum.operations, sum.cpu, sum.seconds, baseline, 'deliveries (driver statements, one delivery workflow each, the signed HTTPS POST)'),
+    close: () => stack.close(),
+  };
 }
 
 /**

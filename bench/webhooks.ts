@@ -27,8 +27,10 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { entryCommand, ManagedProcess, ROOT } from '../faults/stack';
-import { cpuBetween, cpuLine, cpuTarget, measureInsertBaseline, readCpu, type CpuWindow } from './cpu';
-import { deliveryFloor, goalWithFloor } from './floor';
+import { cpuBetween, cpuLine, cpuTarget, measureInsertBaseline, readCpu } from './cpu';
+import { goalWithFloor, startDeliveryFloor } from './floor';
+import { alternate, roundsLine, type Alternated, type SideRounds } from './rounds';
+import { WebhookDelivery } from '../src/models/webhookDelivery';
 
 interface Scenario {
   name: string;
@@ -56,6 +58,8 @@ const SCENARIOS: Scenario[] = [
 ];
 /** Concurrent event writers (API requests in flight). */
 const WRITERS = 10;
+/** Pairs of rounds, service and floor alternating, for the CPU of a delivery (bench/rounds.ts). */
+const ROUNDS = Number(process.env.BENCH_CPU_ROUNDS ?? 4);
 
 function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return NaN;
@@ -157,7 +161,6 @@ export async function runWebhookBench(opts: { temporalAddress: string; mongoUri:
   const others = await startWorkerProcesses(extraWorkers, { MONGODB_URI: benchUri, TEMPORAL_TASK_QUEUE: taskQueue, certsCa: certs.ca });
 
   const targetLines: string[] = [];
-  const measured: { key: string; cpu: CpuWindow; deliveries: number; all: boolean }[] = [];
   try {
     for (const s of SCENARIOS) {
       const scope = { accountId: newId(ID_PREFIX.account), sandbox: null };
@@ -205,7 +208,6 @@ export async function runWebhookBench(opts: { temporalAddress: string; mongoUri:
       );
       (s as Scenario & { rate?: number }).rate = rate;
       lines.push(cpuLine(`${got.length} deliveries (${s.key})`, cpu, (last - started) / 1000));
-      measured.push({ key: s.key, cpu, deliveries: got.length, all: got.length === expected });
       const p50 = percentile(latencies, 50);
       const all = got.length === expected;
       const short = all ? '' : ` (only ${got.length}/${expected} delivered)`;
@@ -233,20 +235,64 @@ export async function runWebhookBench(opts: { temporalAddress: string; mongoUri:
     // The CPU goal is for the burst to one endpoint: each delivery there is one event, one workflow, one POST.
     const cpuBaseline = await measureInsertBaseline(WebhookEndpoint.collection);
     lines.push(cpuBaseline.line);
-    const burst = measured.find((m) => m.key === SCENARIOS[0].key)!;
-    const floor = await deliveryFloor(
-      {
-        count: SCENARIOS[0].events,
-        writers: WRITERS,
-        endpointUrl: `${receiver.url}/floor`,
-        post: (url, body, headers) => postWith(agent, url, body, headers),
-        received: () => floorReceived,
+    // The CPU of a delivery, in rounds of the first scenario's burst alternating with the floor's
+    // (bench/rounds.ts), on an account of its own; the scenarios above warmed the service up.
+    const roundScope = { accountId: newId(ID_PREFIX.account), sandbox: null };
+    const roundPath = `/${roundScope.accountId}/rounds`;
+    await WebhookEndpoint.create({
+      _id: newId(ID_PREFIX.webhookEndpoint),
+      account_id: roundScope.accountId,
+      sandbox: null,
+      url: receiver.url + roundPath,
+      subscriptions: ['*'],
+      signing_secret: `whsec_${'ab'.repeat(32)}`,
+      created_at: new Date(Date.now() - 1000),
+    });
+    let roundEvents = 0;
+    let roundsDelivered = 0;
+    const service: SideRounds = {
+      async run(count) {
+        const ids: string[] = [];
+        await pool(
+          Array.from({ length: count }, (_, i) => roundEvents + i),
+          WRITERS,
+          async (i) => {
+            const ev = await recordEvent(roundScope, 'customer.updated', { id: `cust_round${i}`, object: 'customer', email: `r${i}@example.com` });
+            ids.push(ev.id);
+          },
+        );
+        roundEvents += count;
+        const deadline = Date.now() + 10 * 60_000;
+        while (ids.some((id) => !received.has(`${id}${roundPath}`)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+        roundsDelivered += ids.filter((id) => received.has(`${id}${roundPath}`)).length;
       },
-      cpuBaseline,
+      // Each delivery's record is written after its POST: done before the next round starts.
+      async settle() {
+        const deadline = Date.now() + 30_000;
+        while (Date.now() < deadline && (await WebhookDelivery.countDocuments({ account_id: roundScope.accountId, status: 'succeeded' })) < roundsDelivered) await new Promise((r) => setTimeout(r, 100));
+      },
+    };
+    const floor = await startDeliveryFloor({
+      writers: WRITERS,
+      endpointUrl: `${receiver.url}/floor`,
+      post: (url, body, headers) => postWith(agent, url, body, headers),
+      received: () => floorReceived,
+    });
+    let alternated: Alternated;
+    try {
+      alternated = await alternate(SCENARIOS[0].events, ROUNDS, { service, floor });
+    } finally {
+      await floor.close();
+    }
+    const floorFigure = floor.result(alternated.floor, cpuBaseline);
+    const goal = goalWithFloor(GOAL_CPU_RATIO, floorFigure, cpuBaseline);
+    lines.push(
+      cpuLine(`${alternated.service.operations} deliveries (${SCENARIOS[0].key}, in ${ROUNDS} rounds alternating with the floor's)`, alternated.service.cpu, alternated.service.seconds),
+      ...floorFigure.lines,
+      roundsLine('delivery', alternated),
+      `  goal: ${goal.why}`,
     );
-    const goal = goalWithFloor(GOAL_CPU_RATIO, floor, cpuBaseline);
-    lines.push(...floor.lines, `  goal: ${goal.why}`);
-    targetLines.push(cpuTarget('webhooks', 'delivery', burst.cpu, burst.deliveries, cpuBaseline, goal, burst.all));
+    targetLines.push(cpuTarget('webhooks', 'delivery', alternated.service.cpu, roundsDelivered, cpuBaseline, goal, roundsDelivered === roundEvents));
   } finally {
     await Promise.all(others.map((w) => w.stop('SIGTERM')));
     await stopDomain();

@@ -1,0 +1,84 @@
+/**
+ * An operation and its floor measured in alternating rounds (issue 27, ADR 0819). On the shared
+ * 2-core machine the CPU of one operation moves by a third within the hour, the floor's as much as
+ * the service's; measured one after the other (the service's 1,000, then the floor's 1,000), a
+ * drift of the machine in between fell on one side only and flipped verdicts from run to run.
+ * In rounds ordered S F F S S F F S ..., each side runs as often early as late, so a steady drift
+ * weighs on both alike; each side's figure is the sum over its rounds.
+ */
+import { cpuBetween, readCpu, type CpuWindow } from './cpu';
+
+export type Side = 'service' | 'floor';
+
+export interface Round {
+  cpu: CpuWindow;
+  seconds: number;
+  operations: number;
+}
+
+export interface SideRounds {
+  /** One round: `count` operations, returning once all are done (the measured window). */
+  run(count: number): Promise<void>;
+  /** After a round, outside any window: waits for the side's deferred work, so it falls in no other round's window. */
+  settle?(): Promise<void>;
+}
+
+export interface Alternated {
+  service: Round;
+  floor: Round;
+  /** In the order they ran. */
+  rounds: { side: Side; round: Round }[];
+}
+
+/** The order of `pairs` pairs of rounds: S F, F S, S F, ... */
+export function alternatingOrder(pairs: number): Side[] {
+  if (!Number.isInteger(pairs) || pairs < 1) throw new Error(`pairs must be a positive integer, got ${pairs}`);
+  const order: Side[] = [];
+  for (let i = 0; i < pairs; i++) order.push(...(i % 2 === 0 ? (['service', 'floor'] as const) : (['floor', 'service'] as const)));
+  return order;
+}
+
+/** `total` split into `parts` sizes that differ by at most one, larger first. */
+export function splitEvenly(total: number, parts: number): number[] {
+  const base = Math.floor(total / parts);
+  return Array.from({ length: parts }, (_, i) => base + (i < total % parts ? 1 : 0));
+}
+
+export function sumRounds(rounds: Round[]): Round {
+  const byRole: Record<string, number> = {};
+  let total = 0;
+  for (const r of rounds) {
+    for (const [role, s] of Object.entries(r.cpu.byRole)) byRole[role] = (byRole[role] ?? 0) + s;
+    total += r.cpu.total;
+  }
+  return { cpu: { byRole, total }, seconds: rounds.reduce((s, r) => s + r.seconds, 0), operations: rounds.reduce((s, r) => s + r.operations, 0) };
+}
+
+async function measureRound(count: number, side: SideRounds): Promise<Round> {
+  const before = readCpu();
+  const started = performance.now();
+  await side.run(count);
+  const seconds = (performance.now() - started) / 1000;
+  const round = { cpu: cpuBetween(before, readCpu()), seconds, operations: count };
+  await side.settle?.();
+  return round;
+}
+
+/** `total` operations on each side, in `pairs` pairs of rounds (alternatingOrder). */
+export async function alternate(total: number, pairs: number, sides: Record<Side, SideRounds>): Promise<Alternated> {
+  const order = alternatingOrder(pairs);
+  const sizes: Record<Side, number[]> = { service: splitEvenly(total, pairs), floor: splitEvenly(total, pairs) };
+  const rounds: { side: Side; round: Round }[] = [];
+  for (const side of order) rounds.push({ side, round: await measureRound(sizes[side].shift()!, sides[side]) });
+  const of = (side: Side) => sumRounds(rounds.filter((r) => r.side === side).map((r) => r.round));
+  return { service: of('service'), floor: of('floor'), rounds };
+}
+
+/** `  rounds (ms of CPU a <op>, service / floor): 1. 52.10 / 37.20 (x1.40), 2. ...`: each pair's figures, so the spread shows. */
+export function roundsLine(op: string, a: Alternated): string {
+  const perOp = (r: Round) => (r.cpu.total * 1000) / Math.max(1, r.operations);
+  const service = a.rounds.filter((r) => r.side === 'service').map((r) => r.round);
+  const floor = a.rounds.filter((r) => r.side === 'floor').map((r) => r.round);
+  const pairs = service.map((s, i) => `${i + 1}. ${perOp(s).toFixed(2)} / ${perOp(floor[i]).toFixed(2)} (x${(perOp(s) / perOp(floor[i])).toFixed(2)})`);
+  return `  rounds (ms of CPU a ${op}, service / floor, ${a.rounds.map((r) => (r.side === 'service' ? 'S' : 'F')).join(' ')}): ${pairs.join(', ')}; all: x${(perOp(a.service) / perOp(a.floor)).toFixed(2)}`;
+}
