@@ -5,7 +5,7 @@
  */
 import { useTestDatabase } from '../support/db';
 import { newAccount, startTestApi, TestApi, Client } from '../support/api';
-import { setListBucketSize, backfillListSlots, assignListSlots, recountListSlots } from '../../src/services/writes/listing';
+import { setListBucketSize, backfillListSlots, assignListSlots, recountListSlots, listedTotal } from '../../src/services/writes/listing';
 import { ListCounter } from '../../src/models/listCounter';
 import { Product } from '../../src/models/product';
 import { Customer } from '../../src/models/customer';
@@ -57,6 +57,9 @@ describe('bucketed list pages', () => {
     for (const id of gone) expect((await a.api.del(`/v1/products/${id}`)).status).toBe(204);
     expected = expected.filter((id) => !gone.has(id));
     await expectPages(a.api, '/v1/products', 'products', expected);
+    // The total a page shows, from the bucket counts alone (what the renewals bench polls), per scope.
+    expect(await listedTotal(Product, { accountId: a.account_id, sandbox: null })).toBe(expected.length);
+    expect(await listedTotal(Product, { accountId: other.account_id, sandbox: null })).toBe(9);
 
     // Then more creates after the deletes.
     for (let i = 0; i < 6; i++) expected.unshift((await a.api.post('/v1/products', { name: `q${i}` })).body.id);

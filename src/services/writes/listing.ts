@@ -143,6 +143,11 @@ async function readBucketCounts(model: Model<any>, list_scope: string): Promise<
   return docs.filter((d) => typeof d.bucket === 'number').map((d) => ({ bucket: d.bucket!, count: d.count ?? 0 }));
 }
 
+/** How many of `scope`'s documents the list of `model` holds (a page's total), from its bucket counts: one small read. */
+export async function listedTotal(model: Model<any>, scope: Scope): Promise<number> {
+  return (await readBucketCounts(model, listScopeOf(scope))).reduce((n, c) => n + c.count, 0);
+}
+
 /** Page `page` of `scope`'s documents in `model`, newest first (creation order). */
 export async function listScopePage<T>(model: Model<any>, scope: Scope, page: number): Promise<{ items: T[]; pagination: Pagination }> {
   const { skip, limit } = pageWindow(page);
