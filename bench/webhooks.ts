@@ -108,6 +108,19 @@ async function startWorkerProcesses(count: number, opts: { MONGODB_URI: string; 
   return started;
 }
 
+/** An endpoint of `accountId` receiving every event at `url`. */
+async function createEndpoint(accountId: string, url: string): Promise<void> {
+  await WebhookEndpoint.create({
+    _id: newId(ID_PREFIX.webhookEndpoint),
+    account_id: accountId,
+    sandbox: null,
+    url,
+    subscriptions: ['*'],
+    signing_secret: `whsec_${'ab'.repeat(32)}`,
+    created_at: new Date(Date.now() - 1000),
+  });
+}
+
 export async function runWebhookBench(opts: { temporalAddress: string; mongoUri: string }): Promise<string[]> {
   const extraWorkers = Math.max(0, Number(process.env.BENCH_WORKERS ?? 1) - 1);
   const lines: string[] = [
@@ -168,15 +181,7 @@ export async function runWebhookBench(opts: { temporalAddress: string; mongoUri:
       for (let i = 0; i < s.endpoints; i++) {
         const path = `/${scope.accountId}/${i}`;
         paths.push(path);
-        await WebhookEndpoint.create({
-          _id: newId(ID_PREFIX.webhookEndpoint),
-          account_id: scope.accountId,
-          sandbox: null,
-          url: receiver.url + path,
-          subscriptions: ['*'],
-          signing_secret: `whsec_${'ab'.repeat(32)}`,
-          created_at: new Date(Date.now() - 1000),
-        });
+        await createEndpoint(scope.accountId, receiver.url + path);
       }
       const written = new Map<string, number>();
       const cpuBefore = readCpu();
@@ -239,15 +244,7 @@ export async function runWebhookBench(opts: { temporalAddress: string; mongoUri:
     // (bench/rounds.ts), on an account of its own; the scenarios above warmed the service up.
     const roundScope = { accountId: newId(ID_PREFIX.account), sandbox: null };
     const roundPath = `/${roundScope.accountId}/rounds`;
-    await WebhookEndpoint.create({
-      _id: newId(ID_PREFIX.webhookEndpoint),
-      account_id: roundScope.accountId,
-      sandbox: null,
-      url: receiver.url + roundPath,
-      subscriptions: ['*'],
-      signing_secret: `whsec_${'ab'.repeat(32)}`,
-      created_at: new Date(Date.now() - 1000),
-    });
+    await createEndpoint(roundScope.accountId, receiver.url + roundPath);
     let roundEvents = 0;
     let roundsDelivered = 0;
     const service: SideRounds = {
