@@ -13,11 +13,11 @@ import { bech32 } from '@scure/base';
 import { connectDatabase, disconnectDatabase } from '../src/db/connection';
 import { createAccount } from '../src/services/accounts/accounts';
 import { CryptoTransaction } from '../src/models/cryptoTransaction';
-import { pool, retryBusy, target } from './support';
+import { pool, retryBusy, target, until } from './support';
 import { readCollectionsRollup, readReceivablesRollup } from '../src/services/reports/reportRollups';
 import { cpuLine, cpuTarget, measureInsertBaseline } from './cpu';
 import { goalWithFloor, startPaymentFloor } from './floor';
-import { alternate, roundsLine, type Alternated } from './rounds';
+import { alternate, CPU_ROUNDS, roundsLine, type Alternated } from './rounds';
 
 /** The issue's scenario; BENCH_CRYPTO_CUSTOMERS / BENCH_CRYPTO_TRANSACTIONS shrink it for a quick run. */
 const CUSTOMERS = Number(process.env.BENCH_CRYPTO_CUSTOMERS ?? 100);
@@ -25,8 +25,6 @@ const TRANSACTIONS = Number(process.env.BENCH_CRYPTO_TRANSACTIONS ?? 1000);
 /** Five paid by the ten measured payments of a customer, and one paid in part (the warm-up's and the last). */
 const INVOICES_PER_CUSTOMER = 6;
 const CONCURRENCY = 10;
-/** Pairs of rounds, service and floor alternating (bench/rounds.ts). */
-const ROUNDS = Number(process.env.BENCH_CPU_ROUNDS ?? 4);
 const TARGET_PER_SECOND = 200;
 /** Half of the CPU ratio (a payment's CPU over a plain insert's) that the first run of this measurement printed (issue 27). */
 const GOAL_CPU_RATIO = 34.5 / 2; // first run 2026-11-26: x34.5
@@ -119,18 +117,13 @@ export async function runCryptoBench(apiUrl: string): Promise<string[]> {
     // each customer's last one is: polled by id, newest first (one read a poll until the end),
     // then confirmed once by the exact count, whose read of every transaction of the account
     // would otherwise cost the window as much as a payment's allocation every few polls.
-    const deadline = Date.now() + 10 * 60_000;
     const waiting = [...last.values()];
-    const wait = () => {
-      if (Date.now() > deadline) throw new Error(`crypto: ${sent} transactions not allocated after 10 minutes`);
-      return new Promise((r) => setTimeout(r, 250));
-    };
-    while (waiting.length > 0) {
-      const tx = await CryptoTransaction.findById(waiting[waiting.length - 1], { allocated_at: 1 }).lean<{ allocated_at?: Date | null }>();
-      if (tx?.allocated_at) waiting.pop();
-      else await wait();
-    }
-    while ((await CryptoTransaction.countDocuments({ account_id: acct.account_id, allocated_at: { $ne: null } })) < sent) await wait();
+    const isAllocated = async (id: string) => !!(await CryptoTransaction.findById(id, { allocated_at: 1 }).lean<{ allocated_at?: Date | null }>())?.allocated_at;
+    await until(`each customer's last transaction of ${sent} allocated`, async () => {
+      while (waiting.length > 0 && (await isAllocated(waiting[waiting.length - 1]))) waiting.pop();
+      return waiting.length === 0;
+    }, 250);
+    await until(`${sent} transactions allocated`, async () => (await CryptoTransaction.countDocuments({ account_id: acct.account_id, allocated_at: { $ne: null } })) >= sent, 250);
   };
   // The rebuilds of the account's report rollups that a round's payments leave due (ADR 0316) run
   // before the next round, so they fall in no floor round's window.
@@ -145,7 +138,7 @@ export async function runCryptoBench(apiUrl: string): Promise<string[]> {
   const floor = await startPaymentFloor({ customers: CUSTOMERS, invoicesPerCustomer: INVOICES_PER_CUSTOMER, concurrency: CONCURRENCY });
   let alternated: Alternated;
   try {
-    alternated = await alternate(TRANSACTIONS, ROUNDS, { service: { run: pay, settle }, floor });
+    alternated = await alternate(TRANSACTIONS, CPU_ROUNDS, { service: { run: pay, settle }, floor });
   } finally {
     await floor.close();
   }
@@ -165,7 +158,7 @@ export async function runCryptoBench(apiUrl: string): Promise<string[]> {
   const floorFigure = floor.result(alternated.floor, cpuBaseline);
   const goal = goalWithFloor(GOAL_CPU_RATIO, floorFigure, cpuBaseline);
   return [
-    `crypto: ${TRANSACTIONS} manual transactions over ${CUSTOMERS} customers (${INVOICES_PER_CUSTOMER} open invoices each, after a warm-up payment each), in ${ROUNDS} rounds alternating with the floor's`,
+    `crypto: ${TRANSACTIONS} manual transactions over ${CUSTOMERS} customers (${INVOICES_PER_CUSTOMER} open invoices each, after a warm-up payment each), in ${CPU_ROUNDS} rounds alternating with the floor's`,
     `  recorded in ${recordingSeconds.toFixed(1)} s; ${done} allocated after ${measured.seconds.toFixed(1)} s: ${perSecond.toFixed(1)} allocations/s (target >= ${TARGET_PER_SECOND})`,
     `  baseline plain inserts/s: ${basePerSecond.toFixed(1)}; allocations/s x${(perSecond / basePerSecond).toFixed(3)} of it (the target is x${(TARGET_PER_SECOND / basePerSecond).toFixed(2)} of it here)`,
     `  ${retried5xx} API calls retried after a 5xx; ${baseRetried.count} baseline inserts retried after SQLITE_BUSY`,

@@ -24,7 +24,7 @@ import { ChainCursor, ChainPaymentRecord } from '../src/models/chainPayment';
 import { CryptoAddress } from '../src/models/cryptoAddress';
 import { newId, ID_PREFIX } from '../src/lib/ids';
 import { markWatchedAddressesChanged } from '../src/services/crypto/watchedAddresses';
-import { target } from './support';
+import { target, until } from './support';
 import { cpuBetween, cpuLine, readCpu } from './cpu';
 
 const ROUNDS = Number(process.env.BENCH_DETECTION_ROUNDS ?? 5);
@@ -55,16 +55,6 @@ async function call(base: string, token: string, method: string, path: string, b
   const json = (await res.json()) as any;
   if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
   return json;
-}
-
-async function until<T>(what: string, fn: () => Promise<T | null | undefined | false>, everyMs: number, timeoutMs = ROUND_TIMEOUT_MS): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`detection bench: timed out waiting for ${what}`);
-    await sleep(everyMs);
-  }
 }
 
 /** `count` ETH addresses over ACCOUNTS other accounts, written straight through the driver (their setup is not what is measured). */
@@ -118,7 +108,7 @@ export async function runDetectionBench(apiUrl: string): Promise<string[]> {
 
       // The payment in its own block (instamine): one confirmation.
       const tx = await signer.sendTransaction({ to: address.address, value: parseEther(PAYMENT_ETH) });
-      await until('the payment to be mined', () => provider.send('eth_getTransactionReceipt', [tx.hash]), 20);
+      await until('the payment to be mined', () => provider.send('eth_getTransactionReceipt', [tx.hash]), 20, ROUND_TIMEOUT_MS);
       if (confirmations > 2) await mine(confirmations - 2);
 
       // The watcher has scanned up to the tip and noted the payment (confirmations - 1: not final yet).
@@ -128,6 +118,7 @@ export async function runDetectionBench(apiUrl: string): Promise<string[]> {
         `the watcher to scan block ${tip}`,
         async () => ((await ChainCursor.findById('ETH').lean<{ height: number }>())?.height ?? -1) >= tip && (await ChainPaymentRecord.exists({ _id: recordId })),
         POLL_API_MS,
+        ROUND_TIMEOUT_MS,
       );
       const before = await call(apiUrl, token, 'GET', `/v1/invoices/${invoice.id}`);
       if (before.status === 'paid') throw new Error(`detection bench: invoice ${invoice.id} paid before the payment had ${confirmations} confirmations`);
@@ -143,6 +134,7 @@ export async function runDetectionBench(apiUrl: string): Promise<string[]> {
           return inv.status === 'paid' ? inv : null;
         },
         POLL_API_MS,
+        ROUND_TIMEOUT_MS,
       );
       latencies.push(performance.now() - minedAt);
       if (paid.amount_paid !== INVOICE_USD) throw new Error(`detection bench: invoice ${invoice.id} paid ${paid.amount_paid}, expected ${INVOICE_USD}`);
@@ -166,7 +158,7 @@ export async function runDetectionBench(apiUrl: string): Promise<string[]> {
     for (let i = 0; i < SCANNED_BLOCKS; i++) {
       await mine(1);
       const tip = await height();
-      await until(`the watcher to scan block ${tip}`, async () => ((await ChainCursor.findById('ETH').lean<{ height: number }>())?.height ?? -1) >= tip, POLL_API_MS);
+      await until(`the watcher to scan block ${tip}`, async () => ((await ChainCursor.findById('ETH').lean<{ height: number }>())?.height ?? -1) >= tip, POLL_API_MS, ROUND_TIMEOUT_MS);
     }
     const scanCpu = cpuBetween(cpuBefore, readCpu());
     const scanSeconds = (performance.now() - scanStarted) / 1000;

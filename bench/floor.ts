@@ -39,7 +39,7 @@ import { loadConfig } from '../src/config';
 import { workerCapacity } from '../src/startup/workerOptions';
 import { signWebhook } from '../src/cryptography/webhookSignature';
 import { cpuBetween, cpuLine, readCpu, type CpuWindow, type InsertBaseline } from './cpu';
-import { pool } from './support';
+import { pool, until } from './support';
 import type { Round, SideRounds } from './rounds';
 import { floorAllocationWorkflow, floorCloseSignal, floorDeliveryWorkflow, floorDueWorkflow, floorPaymentSignal, floorSubscriptionWorkflow } from './floorWorkflows';
 
@@ -178,21 +178,13 @@ async function startFloorStack(delivery?: FloorStack['delivery']): Promise<Floor
 }
 
 
-async function waitFor(what: string, done: () => Promise<boolean>, timeoutMs = 10 * 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await done())) {
-    if (Date.now() > deadline) throw new Error(`floor: ${what} not done after ${timeoutMs / 1000} s`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
-
 /**
  * Waits until the floor's activities have counted `target` (polled in memory), then confirms it
  * once with the database's exact count: a round's window holds no poll that reads the collection.
  */
 async function waitForCount(what: string, target: number, counted: () => number, exact: () => Promise<number>): Promise<void> {
-  await waitFor(what, async () => counted() >= target);
-  await waitFor(`${what} (in the database)`, async () => (await exact()) >= target);
+  await until(`the floor's ${what}`, async () => counted() >= target, 250);
+  await until(`the floor's ${what} (in the database)`, async () => (await exact()) >= target, 250);
 }
 
 function floorResult(op: string, statements: number, count: number, cpu: CpuWindow, seconds: number, baseline: InsertBaseline, what: string): Floor {
@@ -373,7 +365,7 @@ export async function startDeliveryFloor(opts: { writers: number; endpointUrl: s
       },
     );
     written += count;
-    await waitFor('deliveries', async () => opts.received() - receivedBefore >= count);
+    await until("the floor's deliveries", async () => opts.received() - receivedBefore >= count, 250);
   };
   try {
     await deliver(100); // warm-up
@@ -384,7 +376,9 @@ export async function startDeliveryFloor(opts: { writers: number; endpointUrl: s
   return {
     run: deliver,
     // Each delivery's record is written after its POST: done before the next round starts.
-    settle: () => waitFor('delivery records', async () => (await col(db, 'deliveries').countDocuments({})) >= written),
+    settle: async () => {
+      await until("the floor's delivery records", async () => (await col(db, 'deliveries').countDocuments({})) >= written, 250);
+    },
     result: (sum, baseline) => floorResult('delivery', 6, sum.operations, sum.cpu, sum.seconds, baseline, 'deliveries (driver statements, one delivery workflow each, the signed HTTPS POST)'),
     close: () => stack.close(),
   };

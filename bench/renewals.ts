@@ -17,7 +17,7 @@ import { newId, ID_PREFIX } from '../src/lib/ids';
 import { pool, retryBusy, target } from './support';
 import { cpuBetween, cpuLine, cpuTarget, measureInsertBaseline, readCpu } from './cpu';
 import { goalWithFloor, renewalFloor, renewalFloorResult } from './floor';
-import { sumRounds, type Round } from './rounds';
+import { msPerOperation, sumRounds } from './rounds';
 
 const COUNT = Number(process.env.BENCH_SUBSCRIPTIONS ?? 1000);
 
@@ -165,7 +165,6 @@ export async function runRenewalBench(apiUrl: string): Promise<string[]> {
   const floorAfter = await renewalFloor(Math.floor(COUNT / 2));
   const floor = renewalFloorResult(sumRounds([floorBefore, floorAfter]), cpuBaseline);
   const goal = goalWithFloor(GOAL_CPU_RATIO, floor, cpuBaseline);
-  const perRenewal = (r: Round) => ((r.cpu.total * 1000) / r.operations).toFixed(2);
   return [
     `== Renewals (${COUNT} subscriptions, one billing instant: the second period of a daily plan) ==`,
     `created ${COUNT} subscriptions in ${((created - createStart) / 1000).toFixed(1)} s (${retried} requests retried after a 5xx, ${freshKeys} of them with a fresh Idempotency-Key after a 409; ${expected} stored)`,
@@ -175,7 +174,7 @@ export async function runRenewalBench(apiUrl: string): Promise<string[]> {
     cpuLine(`${count} renewals`, cpu, seconds),
     cpuBaseline.line,
     ...floor.lines,
-    `  floor halves (ms of CPU a renewal): ${perRenewal(floorBefore)} before the service's set-up, ${perRenewal(floorAfter)} after its renewals`,
+    `  floor halves (ms of CPU a renewal): ${msPerOperation(floorBefore).toFixed(2)} before the service's set-up, ${msPerOperation(floorAfter).toFixed(2)} after its renewals`,
     `  goal: ${goal.why}`,
     ...targets(count, expected, seconds, rss),
     cpuTarget('renewals', 'renewal', cpu, count, cpuBaseline, goal, COUNT >= GOAL_COUNT && count >= expected),

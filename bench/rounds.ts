@@ -6,9 +6,12 @@
  * In rounds ordered S F F S S F F S ..., each side runs as often early as late, so a steady drift
  * weighs on both alike; each side's figure is the sum over its rounds.
  */
-import { cpuBetween, readCpu, type CpuWindow } from './cpu';
+import { withCpu, type CpuWindow } from './cpu';
 
 export type Side = 'service' | 'floor';
+
+/** Pairs of rounds a section measures (BENCH_CPU_ROUNDS). */
+export const CPU_ROUNDS = Number(process.env.BENCH_CPU_ROUNDS ?? 4);
 
 export interface Round {
   cpu: CpuWindow;
@@ -54,14 +57,15 @@ export function sumRounds(rounds: Round[]): Round {
   return { cpu: { byRole, total }, seconds: rounds.reduce((s, r) => s + r.seconds, 0), operations: rounds.reduce((s, r) => s + r.operations, 0) };
 }
 
+/** CPU milliseconds of one operation of `round`, every process counted. */
+export function msPerOperation(round: Round): number {
+  return (round.cpu.total * 1000) / Math.max(1, round.operations);
+}
+
 async function measureRound(count: number, side: SideRounds): Promise<Round> {
-  const before = readCpu();
-  const started = performance.now();
-  await side.run(count);
-  const seconds = (performance.now() - started) / 1000;
-  const round = { cpu: cpuBetween(before, readCpu()), seconds, operations: count };
+  const { cpu, seconds } = await withCpu(() => side.run(count));
   await side.settle?.();
-  return round;
+  return { cpu, seconds, operations: count };
 }
 
 /** `total` operations on each side, in `pairs` pairs of rounds (alternatingOrder). */
@@ -76,9 +80,8 @@ export async function alternate(total: number, pairs: number, sides: Record<Side
 
 /** `  rounds (ms of CPU a <op>, service / floor): 1. 52.10 / 37.20 (x1.40), 2. ...`: each pair's figures, so the spread shows. */
 export function roundsLine(op: string, a: Alternated): string {
-  const perOp = (r: Round) => (r.cpu.total * 1000) / Math.max(1, r.operations);
   const service = a.rounds.filter((r) => r.side === 'service').map((r) => r.round);
   const floor = a.rounds.filter((r) => r.side === 'floor').map((r) => r.round);
-  const pairs = service.map((s, i) => `${i + 1}. ${perOp(s).toFixed(2)} / ${perOp(floor[i]).toFixed(2)} (x${(perOp(s) / perOp(floor[i])).toFixed(2)})`);
-  return `  rounds (ms of CPU a ${op}, service / floor, ${a.rounds.map((r) => (r.side === 'service' ? 'S' : 'F')).join(' ')}): ${pairs.join(', ')}; all: x${(perOp(a.service) / perOp(a.floor)).toFixed(2)}`;
+  const pairs = service.map((s, i) => `${i + 1}. ${msPerOperation(s).toFixed(2)} / ${msPerOperation(floor[i]).toFixed(2)} (x${(msPerOperation(s) / msPerOperation(floor[i])).toFixed(2)})`);
+  return `  rounds (ms of CPU a ${op}, service / floor, ${a.rounds.map((r) => (r.side === 'service' ? 'S' : 'F')).join(' ')}): ${pairs.join(', ')}; all: x${(msPerOperation(a.service) / msPerOperation(a.floor)).toFixed(2)}`;
 }

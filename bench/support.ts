@@ -34,6 +34,17 @@ export function target(section: string, name: string, value: string, goal: strin
   return `target ${section}/${name}: ${value} (goal ${goal}) ${!fullSize ? 'missed (reduced size)' : met ? 'met' : 'missed'}`;
 }
 
+/** Polls `fn` every `everyMs` until it answers something truthy, which it returns; throws after `timeoutMs`. */
+export async function until<T>(what: string, fn: () => Promise<T | null | undefined | false>, everyMs: number, timeoutMs = 10 * 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`bench: timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
 /** The p-th percentile (nearest rank) of a list of numbers. */
 export function percentile(values: number[], p: number): number {
   if (values.length === 0) return NaN;

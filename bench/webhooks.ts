@@ -29,7 +29,7 @@ import { tmpdir } from 'node:os';
 import { entryCommand, ManagedProcess, ROOT } from '../faults/stack';
 import { cpuBetween, cpuLine, cpuTarget, measureInsertBaseline, readCpu } from './cpu';
 import { goalWithFloor, startDeliveryFloor } from './floor';
-import { alternate, roundsLine, type Alternated, type SideRounds } from './rounds';
+import { alternate, CPU_ROUNDS, roundsLine, type Alternated, type SideRounds } from './rounds';
 import { WebhookDelivery } from '../src/models/webhookDelivery';
 
 interface Scenario {
@@ -58,8 +58,6 @@ const SCENARIOS: Scenario[] = [
 ];
 /** Concurrent event writers (API requests in flight). */
 const WRITERS = 10;
-/** Pairs of rounds, service and floor alternating, for the CPU of a delivery (bench/rounds.ts). */
-const ROUNDS = Number(process.env.BENCH_CPU_ROUNDS ?? 4);
 
 function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return NaN;
@@ -277,14 +275,14 @@ export async function runWebhookBench(opts: { temporalAddress: string; mongoUri:
     });
     let alternated: Alternated;
     try {
-      alternated = await alternate(SCENARIOS[0].events, ROUNDS, { service, floor });
+      alternated = await alternate(SCENARIOS[0].events, CPU_ROUNDS, { service, floor });
     } finally {
       await floor.close();
     }
     const floorFigure = floor.result(alternated.floor, cpuBaseline);
     const goal = goalWithFloor(GOAL_CPU_RATIO, floorFigure, cpuBaseline);
     lines.push(
-      cpuLine(`${alternated.service.operations} deliveries (${SCENARIOS[0].key}, in ${ROUNDS} rounds alternating with the floor's)`, alternated.service.cpu, alternated.service.seconds),
+      cpuLine(`${alternated.service.operations} deliveries (${SCENARIOS[0].key}, in ${CPU_ROUNDS} rounds alternating with the floor's)`, alternated.service.cpu, alternated.service.seconds),
       ...floorFigure.lines,
       roundsLine('delivery', alternated),
       `  goal: ${goal.why}`,
