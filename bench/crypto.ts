@@ -30,14 +30,14 @@ const TARGET_PER_SECOND = 200;
 const GOAL_CPU_RATIO = 34.5 / 2; // first run 2026-11-26: x34.5
 
 /** A random valid mainnet P2WPKH address. */
-function randomBtcAddress(): string {
+export function randomBtcAddress(): string {
   return bech32.encode('bc', [0, ...bech32.toWords(randomBytes(20))]);
 }
 
 let retried5xx = 0;
 
 /** One API call, retried on a 5xx (e.g. SQLITE_BUSY under load); a duplicate transaction on a retry means the first attempt landed. */
-async function call(base: string, token: string, method: string, path: string, body?: unknown) {
+export async function call(base: string, token: string, method: string, path: string, body?: unknown) {
   for (let attempt = 0; ; attempt++) {
     // A fresh key per attempt: a key whose first request failed with a 5xx may still read as in progress.
     const key = randomBytes(16).toString('hex');

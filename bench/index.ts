@@ -13,6 +13,7 @@ import { runApiBench } from './api';
 import { runWebhookBench } from './webhooks';
 import { runRenewalBench } from './renewals';
 import { runCryptoBench } from './crypto';
+import { runPaymentHistoryBench } from './paymentHistory';
 import { runDetectionBench } from './detection';
 import { runScaleBench } from './scale';
 import { runReportsBench } from './reports';
@@ -55,6 +56,7 @@ async function main() {
     ['api', () => runApiBench(apiUrl)],
     ['renewals', () => runRenewalBench(apiUrl)],
     ['crypto', () => runCryptoBench(apiUrl)],
+    ['payment-history', () => runPaymentHistoryBench(apiUrl)],
     ['detection', () => runDetectionBench(apiUrl)],
     ['webhooks', () => runWebhookBench({ temporalAddress: process.env.TEMPORAL_ADDRESS!, mongoUri: process.env.MONGODB_URI! })],
     ['reports', () => runReportsBench(apiUrl)],
