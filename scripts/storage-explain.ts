@@ -20,7 +20,7 @@ import { PaymentClaimLink } from '../src/models/paymentClaimLink';
 import '../src/models/account';
 import '../src/models/chainPayment';
 import '../src/models/cryptoAddress';
-import { CryptoTransaction } from '../src/models/cryptoTransaction';
+import { AllocationSlot, CryptoTransaction } from '../src/models/cryptoTransaction';
 import { OtpSpentStep } from '../src/models/otpSpentStep';
 import '../src/models/paymentClaim';
 import '../src/models/price';
@@ -52,6 +52,8 @@ async function load(): Promise<void> {
   await bulk(IdempotencyKey, 5000, (i) => ({ _id: `idem_${i}`, request_hash: 'h', state: 'done', status: 200, body: null, created_at: new Date(now - i * 1000) }));
   // 20,000 transactions, the last 50 still due for allocation (in flight).
   await bulk(CryptoTransaction, 20000, (i) => ({ _id: `trxn_${i}`, account_id: i < 8000 ? 'acct_A' : 'acct_B', sandbox: null, customer_id: `cust_${i % 2000}`, allocation_due: i >= 19950, dedupe_key: `dk_${i}`, timestamp: new Date(now - (20000 - i) * 1000), created_at: new Date(now - (20000 - i) * 1000) }));
+  // The invoice slots those transactions' allocations took.
+  await bulk(AllocationSlot, 20000, (i) => ({ _id: `inv_${i}#0`, allocation_id: `alloc_${i}`, transaction_id: `trxn_${i}`, invoice_id: `inv_${i}`, amount_applied: '1.00', pays_in_full: true, created_at: new Date(now - i * 1000) }));
   await bulk(OtpSpentStep, 3000, (i) => ({ _id: `${i % 1000}#${59000000 + i}`, user_id: i % 1000, step: 59000000 + i, created_at: new Date() }));
   await bulk(PaymentClaimLink, 2000, (i) => ({ _id: `pcl_${i}`, account_id: acct(i * 4), sandbox: null, customer_id: `cust_${i * 4}`, created_at: new Date(now - i * 1000) }));
 }
@@ -89,7 +91,9 @@ async function main(): Promise<void> {
     await explain('list page, production scope: countDocuments', 'customers', count('customers', { account_id: 'acct_C', sandbox: null }));
     await explain('list page, production scope, 3,000 of 8,350 documents match', 'customers', find('customers', { account_id: 'acct_A', sandbox: null }, page));
     await explain('list page, sandbox scope', 'customers', find('customers', { account_id: 'acct_A', sandbox: 'test' }, page));
-    await explain('open invoices of a customer (allocation: Invoice.find({customer_id}))', 'invoices', find('invoices', { customer_id: 'cust_7' }));
+    await explain('pending invoices of a customer (allocation: customer_id + status, one query per open status)', 'invoices', find('invoices', { customer_id: 'cust_7', status: 'pending' }));
+    await explain('pending invoices of an account (account-wallet allocation: account_id + status)', 'invoices', find('invoices', { account_id: 'acct_A', sandbox: null, status: 'pending' }));
+    await explain('invoices a transaction already wrote (allocation replay: its slots)', 'allocation_slots', find('allocation_slots', { transaction_id: 'trxn_7' }));
     await explain('open invoices of a customer (pay page: customer_id + status $in)', 'invoices', find('invoices', { customer_id: 'cust_7', status: { $in: ['pending', 'overdue'] } }));
     await explain('undispatched events (sweeper)', 'events', find('events', { dispatched: false, timestamp: { $lte: new Date() } }, { sort: { timestamp: 1 }, limit: 100 }));
     await explain('transactions still due for allocation (allocation sweeper)', 'crypto_transactions', find('crypto_transactions', { allocation_due: true }, { limit: 800 }));

@@ -87,6 +87,8 @@ const allocationSlotSchema = new Schema(
   },
   { versionKey: false },
 );
+// The slots a transaction took: its allocation's replay finds the invoices an interrupted attempt wrote (services/crypto/allocation.ts).
+allocationSlotSchema.index({ transaction_id: 1 });
 export type AllocationSlotDoc = InferSchemaType<typeof allocationSlotSchema> & { _id: string };
 export const AllocationSlot = model('AllocationSlot', allocationSlotSchema, 'allocation_slots');
 

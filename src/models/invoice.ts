@@ -57,6 +57,9 @@ invoiceSchema.index({ account_id: 1, sandbox: 1, created_at: -1, _id: -1 });
 // The buckets of its list (src/services/writes/listing.ts).
 indexListSlots(invoiceSchema);
 invoiceSchema.index({ customer_id: 1, status: 1 });
+// Leading with status, so FerretDB's GIN companion (docs/storage.md) lets PostgreSQL intersect a
+// payer's invoices with the open ones: an allocation reads what is open, not the payer's history.
+invoiceSchema.index({ status: 1 });
 invoiceSchema.index({ subscription_id: 1 });
 // The credit-release sweeper's `{ credit_release_due: true }`.
 invoiceSchema.index({ credit_release_due: 1 });

@@ -211,6 +211,41 @@ describe('crypto transactions', () => {
     expect(await eventsOf('crypto_transaction.allocated', first.body.id)).toHaveLength(1);
   });
 
+  it('an allocation that paid invoices and died before finishing its transaction is finished by its replay, nothing applied twice, the paid invoices found by its slots', async () => {
+    const { a, customer, btc } = await setup();
+    const first = await invoiceOf(a.api, customer.id, '50.00', '2027-01-01');
+    const second = await invoiceOf(a.api, customer.id, '100.00', '2027-02-01');
+    const untouched = await invoiceOf(a.api, customer.id, '80.00', '2027-03-01');
+    // The transaction's finish fails: both invoices are paid in full, the transaction still unallocated.
+    const real = CryptoTransaction.collection.findOneAndUpdate.bind(CryptoTransaction.collection);
+    const spy = jest.spyOn(CryptoTransaction.collection, 'findOneAndUpdate').mockImplementation(((f: any, u: any, o: any) => {
+      if (u?.$set?.allocated_at) throw new Error('connection reset');
+      return real(f, u, o);
+    }) as never);
+    let id: string;
+    try {
+      // 0.003 BTC = 150.00 USD: 50.00 and 100.00.
+      const res = await a.api.post('/v1/crypto_transactions', { to_address_id: btc.id, amount: '0.003', currency_code: 'BTC', transaction_id: txHash() });
+      expect(res.status).toBe(500);
+      id = (await CryptoTransaction.findOne({ to_address_id: btc.id }).lean<CryptoTransactionDoc>())!._id;
+    } finally {
+      spy.mockRestore();
+    }
+    expect((await CryptoTransaction.findById(id).lean<CryptoTransactionDoc>())!.allocated_at).toBeFalsy();
+    for (const inv of [first, second]) expect((await a.api.get(`/v1/invoices/${inv.id}`)).body.status).toBe('paid');
+    // Neither paid invoice is open any more: the replay finds them by the slots the attempt took.
+    expect(await allocateTransaction(deps, id)).toMatchObject({ status: 'allocated', allocations: 2, unallocated: '0.00' });
+    const tx = (await a.api.get(`/v1/crypto_transactions/${id}`)).body;
+    expect(tx.allocations.map((x: any) => [x.invoice_id, x.amount_applied])).toEqual([[first.id, '50.00'], [second.id, '100.00']]);
+    expect((await a.api.get(`/v1/invoices/${first.id}`)).body).toMatchObject({ status: 'paid', amount_paid: '50.00' });
+    expect((await a.api.get(`/v1/invoices/${second.id}`)).body).toMatchObject({ status: 'paid', amount_paid: '100.00' });
+    expect((await a.api.get(`/v1/invoices/${untouched.id}`)).body).toMatchObject({ status: 'pending', amount_paid: '0.00' });
+    expect(await eventsOf('invoice.paid', first.id)).toHaveLength(1);
+    expect(await eventsOf('invoice.paid', second.id)).toHaveLength(1);
+    expect(await eventsOf('crypto_transaction.allocated', id)).toHaveLength(1);
+    expect(await Event.countDocuments({ event: 'transaction_allocation.created', 'payload.crypto_transaction_id': id })).toBe(2);
+  });
+
   it('a manual allocation failing half-way never blocks the invoice: completed or undone in the request, or after a crash by the next allocation', async () => {
     const { a, customer, btc } = await setup();
     // 0.004 BTC = 200.00 USD with no open invoice: all credit.

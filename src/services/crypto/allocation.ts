@@ -19,7 +19,7 @@
  * In production allocations of one customer also run one after another in one workflow per
  * customer (workflows/allocation.ts), so conflicts are rare.
  */
-import { AllocationSlot, CryptoTransaction, CryptoTransactionDoc } from '../../models/cryptoTransaction';
+import { AllocationSlot, AllocationSlotDoc, CryptoTransaction, CryptoTransactionDoc } from '../../models/cryptoTransaction';
 import { Invoice, InvoiceDoc, OPEN_INVOICE_STATUSES } from '../../models/invoice';
 import { inScope, scopeFilter, scopeOfDoc } from '../../models/scope';
 import { ApiError } from '../../lib/errors';
@@ -79,11 +79,31 @@ function balanceOf(inv: InvoiceDoc): string {
   return subtractAmounts(inv.total_amount, inv.amount_paid ?? '0.00');
 }
 
-async function candidateInvoices(tx: CryptoTransactionDoc): Promise<InvoiceDoc[]> {
+/**
+ * The invoices a transaction's allocation plans from: the payer's open invoices, and those an
+ * interrupted attempt of this transaction already wrote, whatever their status now (a replay must
+ * see what it paid). The open ones are read by status, each query two equalities FerretDB pushes
+ * down (payer and status, both indexed), and the others are named by the allocation slots the
+ * transaction took (every allocation on an invoice has one, inserted before the invoice write): so
+ * the read grows with what is open and what this transaction touched, not with the payer's history.
+ * Oldest first, as they were created.
+ */
+export async function candidateInvoices(tx: CryptoTransactionDoc): Promise<InvoiceDoc[]> {
   const scope = scopeOfDoc(tx);
-  // Every status, for an account as for a customer: a replay must see the invoices an interrupted attempt already paid.
-  const found = (await Invoice.collection.find((tx.customer_id ? { customer_id: tx.customer_id } : scopeFilter(scope)) as never).toArray()) as unknown as InvoiceDoc[];
-  return found.filter((i) => inScope(i, scope));
+  const payer = tx.customer_id ? { customer_id: tx.customer_id } : scopeFilter(scope);
+  const [open, slots] = await Promise.all([
+    Promise.all(OPEN_INVOICE_STATUSES.map((status) => Invoice.collection.find({ ...payer, status } as never).toArray() as unknown as Promise<InvoiceDoc[]>)),
+    AllocationSlot.collection.find({ transaction_id: tx._id } as never, { projection: { invoice_id: 1 } }).toArray() as unknown as Promise<Pick<AllocationSlotDoc, 'invoice_id'>[]>,
+  ]);
+  const found = new Map(open.flat().map((i) => [i._id, i]));
+  for (const id of new Set(slots.map((s) => s.invoice_id))) {
+    if (found.has(id)) continue;
+    const touched = (await Invoice.collection.findOne({ _id: id } as never)) as InvoiceDoc | null;
+    if (touched) found.set(id, touched);
+  }
+  return [...found.values()]
+    .filter((i) => inScope(i, scope))
+    .sort((a, b) => new Date(a.created_at).getTime() - new Date(b.created_at).getTime() || (a._id < b._id ? -1 : a._id > b._id ? 1 : 0));
 }
 
 export interface AllocationOutcome {
