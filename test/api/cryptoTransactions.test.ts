@@ -363,6 +363,29 @@ describe('crypto transactions', () => {
     expect(noneTx.unallocated_amount).toBe('150.00');
   });
 
+  it('pays overdue invoices as open ones, a customer payment and an account-wallet payment alike, and never a paid or canceled one', async () => {
+    const { a, customer, btc, acctEth } = await setup();
+    const paid = await invoiceOf(a.api, customer.id, '40.00', '2026-10-01');
+    const canceled = await invoiceOf(a.api, customer.id, '40.00', '2026-10-02');
+    const overdue = await invoiceOf(a.api, customer.id, '40.00', '2026-10-03');
+    const pending = await invoiceOf(a.api, customer.id, '40.00', '2027-01-01');
+    const overdueToo = await invoiceOf(a.api, customer.id, '300.00', '2026-10-04');
+    // As the overdue marking and earlier payments left them.
+    await Invoice.updateOne({ _id: paid.id }, { $set: { status: 'paid', amount_paid: '40.00' } });
+    await Invoice.updateOne({ _id: canceled.id }, { $set: { status: 'canceled' } });
+    await Invoice.updateMany({ _id: { $in: [overdue.id, overdueToo.id] } }, { $set: { status: 'overdue' } });
+    // 0.0999 ETH = 299.70 USD to the account's wallet: the overdue 300.00 within slippage.
+    const matched = (await a.api.post('/v1/crypto_transactions', { to_address_id: acctEth.id, amount: '0.0999', currency_code: 'ETH', transaction_id: txHash('ETH') })).body;
+    expect((await a.api.get(`/v1/crypto_transactions/${matched.id}`)).body.allocations).toEqual([expect.objectContaining({ invoice_id: overdueToo.id, amount_applied: '299.70' })]);
+    // 0.0016 BTC = 80.00 USD to the customer's: the overdue 40.00 first (oldest due date), then the pending one.
+    const tx = (await a.api.post('/v1/crypto_transactions', { to_address_id: btc.id, amount: '0.0016', currency_code: 'BTC', transaction_id: txHash() })).body;
+    const got = (await a.api.get(`/v1/crypto_transactions/${tx.id}`)).body;
+    expect(got.allocations.map((x: any) => [x.invoice_id, x.amount_applied])).toEqual([[overdue.id, '40.00'], [pending.id, '40.00']]);
+    expect(got.unallocated_amount).toBe('0.00');
+    expect((await a.api.get(`/v1/invoices/${paid.id}`)).body).toMatchObject({ status: 'paid', amount_paid: '40.00' });
+    expect((await a.api.get(`/v1/invoices/${canceled.id}`)).body).toMatchObject({ status: 'canceled', amount_paid: '0.00' });
+  });
+
   it('a price at hand prices the transaction as it is recorded; its allocation asks no oracle', async () => {
     const { a, customer, btc } = await setup();
     const asked: string[] = [];
