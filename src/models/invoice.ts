@@ -67,3 +67,14 @@ invoiceSchema.index({ credit_release_due: 1 });
 export type InvoiceDoc = InferSchemaType<typeof invoiceSchema> & { _id: string; created_at: Date; updated_at: Date; status: InvoiceStatus };
 export type LineItemDoc = InferSchemaType<typeof lineItemSchema> & { _id: string };
 export const Invoice = model('Invoice', invoiceSchema, 'invoices');
+
+/**
+ * The open (pending and overdue) invoices matching `filter` (a customer, or a scope), one query per
+ * open status: each is equalities FerretDB pushes down, which PostgreSQL intersects with the
+ * `status` index, so the read grows with what is open, not with the payer's history (a `$in` on
+ * status would be filtered in Go after decoding every invoice the rest matched; docs/storage.md).
+ */
+export async function findOpenInvoices<T = InvoiceDoc>(filter: Record<string, unknown>, projection?: Record<string, 0 | 1>): Promise<T[]> {
+  const found = await Promise.all(OPEN_INVOICE_STATUSES.map((status) => Invoice.collection.find({ ...filter, status } as never, projection ? { projection } : {}).toArray()));
+  return found.flat() as unknown as T[];
+}

@@ -145,6 +145,12 @@ describe('the hosted page', () => {
     const { a, customer, btc, invoice } = await setUp();
     const older = await invoiceOf(a.api, customer.id, '30.00', '2031-01-15');
     const later = await invoiceOf(a.api, customer.id, '10.00', '2031-06-01');
+    // Overdue is open too; a paid or canceled one is no longer asked for.
+    await Invoice.updateOne({ _id: older.id }, { $set: { status: 'overdue' } });
+    const paid = await invoiceOf(a.api, customer.id, '20.00', '2031-01-01');
+    const voided = await invoiceOf(a.api, customer.id, '25.00', '2031-01-02');
+    await Invoice.updateOne({ _id: paid.id }, { $set: { status: 'paid', amount_paid: '20.00' } });
+    await Invoice.updateOne({ _id: voided.id }, { $set: { status: 'canceled' } });
     const secret = local(invoice.hosted_invoice_url).split('/')[2];
     const pub = (await anon().get(`/v1/public/invoices/${secret}`)).body;
     expect(pub.amount_remaining).toBe('120.50');

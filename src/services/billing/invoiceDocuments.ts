@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { Account, AccountDoc } from '../../models/account';
 import { Customer, CustomerDoc } from '../../models/customer';
 import { CryptoTransaction, CryptoTransactionDoc } from '../../models/cryptoTransaction';
-import { Invoice, InvoiceDoc, OPEN_INVOICE_STATUSES } from '../../models/invoice';
+import { findOpenInvoices, InvoiceDoc, OPEN_INVOICE_STATUSES } from '../../models/invoice';
 import { InvoicePdf, InvoicePdfDoc } from '../../models/invoiceDocument';
 import { Scope, scopeOfDoc, findInScope, inScope } from '../../models/scope';
 import { iso } from '../../presenters/common';
@@ -62,12 +62,10 @@ const lineItemsOf = (invoice: InvoiceDoc) =>
 /** A row of what a payment settles (the pay page's shape, which the page's script redraws). */
 const dueRow = (i: InvoiceDoc) => ({ id: i._id, status: i.status, due_date: i.due_date, total_amount: i.total_amount, amount_due: balanceOf(i) });
 
-/** The customer's other open invoices of the invoice's scope (only `customer_id` is pushed down on FerretDB; the rest is filtered here). */
+/** The customer's other open invoices of the invoice's scope (by customer and status: not the customer's whole history; the scope is checked here). */
 async function otherOpenInvoices(invoice: InvoiceDoc): Promise<InvoiceDoc[]> {
   const scope = scopeOfDoc(invoice);
-  return (await Invoice.find({ customer_id: invoice.customer_id }).lean<InvoiceDoc[]>()).filter(
-    (i) => i._id !== invoice._id && inScope(i, scope) && OPEN_INVOICE_STATUSES.includes(i.status),
-  );
+  return (await findOpenInvoices({ customer_id: invoice.customer_id })).filter((i) => i._id !== invoice._id && inScope(i, scope));
 }
 
 /**

@@ -11,7 +11,7 @@
 import { Customer, CustomerDoc } from '../../models/customer';
 import { Wallet, WalletDoc } from '../../models/wallet';
 import { CryptoAddress, CryptoAddressDoc } from '../../models/cryptoAddress';
-import { Invoice, InvoiceDoc, OPEN_INVOICE_STATUSES } from '../../models/invoice';
+import { findOpenInvoices, InvoiceDoc } from '../../models/invoice';
 import { Subscription, SubscriptionDoc } from '../../models/subscription';
 import { CryptoTransaction, CryptoTransactionDoc } from '../../models/cryptoTransaction';
 import { ListCounter } from '../../models/listCounter';
@@ -123,7 +123,7 @@ export async function customerPage(scope: Scope, id: string) {
   const customer = await findCustomer(scope, id);
   const [wallets, open, subs] = await Promise.all([
     Wallet.find({ owner_id: customer._id }).lean<WalletDoc[]>(),
-    Promise.all(OPEN_INVOICE_STATUSES.map((status) => Invoice.find({ customer_id: customer._id, status }).lean<InvoiceDoc[]>())),
+    findOpenInvoices({ customer_id: customer._id }),
     Subscription.find({ customer_id: customer._id }).lean<SubscriptionDoc[]>(),
   ]);
   const own = wallets.filter((w) => inScope(w, scope));
@@ -133,7 +133,6 @@ export async function customerPage(scope: Scope, id: string) {
     .filter((t) => inScope(t, scope))
     .sort(byNewest);
   const openInvoices = open
-    .flat()
     .filter((i) => inScope(i, scope))
     .sort((a, b) => a.due_date.localeCompare(b.due_date) || a._id.localeCompare(b._id));
   return {

@@ -20,7 +20,7 @@
  * customer (workflows/allocation.ts), so conflicts are rare.
  */
 import { AllocationSlot, AllocationSlotDoc, CryptoTransaction, CryptoTransactionDoc } from '../../models/cryptoTransaction';
-import { Invoice, InvoiceDoc, OPEN_INVOICE_STATUSES } from '../../models/invoice';
+import { findOpenInvoices, Invoice, InvoiceDoc, OPEN_INVOICE_STATUSES } from '../../models/invoice';
 import { inScope, scopeFilter, scopeOfDoc } from '../../models/scope';
 import { ApiError } from '../../lib/errors';
 import { derivedId, ID_PREFIX, randomHex } from '../../lib/ids';
@@ -92,10 +92,10 @@ export async function candidateInvoices(tx: CryptoTransactionDoc): Promise<Invoi
   const scope = scopeOfDoc(tx);
   const payer = tx.customer_id ? { customer_id: tx.customer_id } : scopeFilter(scope);
   const [open, slots] = await Promise.all([
-    Promise.all(OPEN_INVOICE_STATUSES.map((status) => Invoice.collection.find({ ...payer, status } as never).toArray() as unknown as Promise<InvoiceDoc[]>)),
+    findOpenInvoices(payer),
     AllocationSlot.collection.find({ transaction_id: tx._id } as never, { projection: { invoice_id: 1 } }).toArray() as unknown as Promise<Pick<AllocationSlotDoc, 'invoice_id'>[]>,
   ]);
-  const found = new Map(open.flat().map((i) => [i._id, i]));
+  const found = new Map(open.map((i) => [i._id, i]));
   for (const id of new Set(slots.map((s) => s.invoice_id))) {
     if (found.has(id)) continue;
     const touched = (await Invoice.collection.findOne({ _id: id } as never)) as InvoiceDoc | null;

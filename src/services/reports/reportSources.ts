@@ -4,7 +4,7 @@
  * by the rollup rebuilds (src/services/reports/reportRollups.ts).
  */
 import { Subscription, CanceledSubscription } from '../../models/subscription';
-import { Invoice } from '../../models/invoice';
+import { findOpenInvoices, Invoice } from '../../models/invoice';
 import { CryptoTransaction } from '../../models/cryptoTransaction';
 import { Scope, scopeFilter } from '../../models/scope';
 import type { MrrSubscription } from '../../billing/mrr';
@@ -73,11 +73,8 @@ const INVOICE_PROJECTION = { customer_id: 1, status: 1, due_date: 1, total_amoun
 
 /** Every open invoice (pending, overdue) of the scope. */
 export async function loadOpenInvoices(scope: Scope): Promise<(OpenInvoice & { created_at: Date })[]> {
-  // Two equality queries rather than `$in`, which FerretDB would answer by decoding the collection.
-  const [pending, overdue] = await Promise.all(
-    (['pending', 'overdue'] as const).map((status) => Invoice.find({ ...scopeFilter(scope), status }, INVOICE_PROJECTION).lean<(OpenInvoice & { _id: string; created_at: Date })[]>()),
-  );
-  return [...pending, ...overdue].map((i) => ({
+  const open = await findOpenInvoices<OpenInvoice & { _id: string; created_at: Date }>(scopeFilter(scope), INVOICE_PROJECTION);
+  return open.map((i) => ({
     id: i._id, customer_id: i.customer_id, status: i.status, due_date: i.due_date, total_amount: i.total_amount, amount_paid: i.amount_paid ?? '0.00', created_at: new Date(i.created_at),
   }));
 }
