@@ -4,7 +4,9 @@
  * wallets and to the account's wallet are measured twice: with a few open invoices in the account,
  * then after 100,000 paid invoices of the same customers were written straight through the driver
  * (as the reports bench writes its data; each listed, and paid by a crypto allocation). The CPU of
- * a payment, every process counted, must stay flat: at most x1.5 of the same payment before.
+ * a payment, every process counted, must stay flat: at most x1.5 of the same payment before; so must
+ * a view of a paying customer's hosted invoice page (its public endpoint, which lists the
+ * customer's other open invoices).
  *
  * `BENCH_HISTORY_CUSTOMERS` (20) and `BENCH_HISTORY_INVOICES` (100,000) shrink it for a quick run.
  */
@@ -27,11 +29,14 @@ const OPEN_PER_CUSTOMER = 2;
 /** Payments to the account's wallet in each stage, each matching one open invoice of 50.00. */
 const ACCOUNT_PAYMENTS = 20;
 const CONCURRENCY = 10;
+/** Views of the hosted invoice page in each stage (under the public endpoints' 60 a minute per client). */
+const PAGE_VIEWS = 20;
 const FLAT = 1.5;
 
 interface Stage {
   customer: { cpu: CpuWindow; seconds: number };
   account: { cpu: CpuWindow; seconds: number };
+  page: { cpu: CpuWindow; seconds: number };
 }
 
 export async function runPaymentHistoryBench(apiUrl: string): Promise<string[]> {
@@ -54,6 +59,9 @@ export async function runPaymentHistoryBench(apiUrl: string): Promise<string[]> 
     const addr = await api('POST', '/v1/crypto_addresses', { wallet_id: wallet.id, currency_code: 'BTC', address: randomBtcAddress() });
     customers.push({ id: c.id, addressId: addr.id });
   });
+  // An open invoice of a paying customer, due after everything the stages' payments pay: its page is viewed in each stage.
+  const shown = await api('POST', '/v1/invoices', { customer_id: customers[0].id, due_date: '2027-12-01', line_items: [{ price_id: hundred.id }] });
+  const pageUrl = `${apiUrl}/v1/public/invoices/${new URL(shown.hosted_invoice_url).pathname.split('/')[2]}`;
 
   /** Pays `count` transactions of 0.001 BTC (50.00 USD at the fixed price) to each address, then waits until each is allocated. */
   const payAll = async (addresses: string[]) => {
@@ -85,7 +93,14 @@ export async function runPaymentHistoryBench(apiUrl: string): Promise<string[]> 
     const customer = await withCpu(() => payAll(customers.flatMap((c) => Array.from({ length: PAYMENTS_PER_CUSTOMER }, () => c.addressId))));
     const account = await withCpu(() => payAll(Array.from({ length: ACCOUNT_PAYMENTS }, () => accountAddress)));
     await settle();
-    return { customer, account };
+    const page = await withCpu(async () => {
+      for (let k = 0; k < PAGE_VIEWS; k++) {
+        const res = await fetch(pageUrl);
+        const body = (await res.json()) as { status?: string };
+        if (res.status !== 200 || body.status !== 'pending') throw new Error(`bench: the invoice page answered ${res.status} ${JSON.stringify(body).slice(0, 200)}`);
+      }
+    });
+    return { customer, account, page };
   };
 
   const before = await stage();
@@ -95,7 +110,7 @@ export async function runPaymentHistoryBench(apiUrl: string): Promise<string[]> 
 
   const customerPayments = CUSTOMERS * PAYMENTS_PER_CUSTOMER;
   const fullSize = CUSTOMERS >= 20 && HISTORY >= 100_000;
-  const perPayment = (w: { cpu: CpuWindow }, n: number) => (w.cpu.total * 1000) / n;
+  const perOperation = (w: { cpu: CpuWindow }, n: number) => (w.cpu.total * 1000) / n;
   const flatTarget = (name: string, what: string, b: number, a: number) =>
     target('payment-history', name, `x${(a / b).toFixed(2)} of the same payment before (${a.toFixed(2)} ms against ${b.toFixed(2)} ms, ${what})`, `<= x${FLAT}`, a / b <= FLAT, fullSize);
   return [
@@ -104,8 +119,11 @@ export async function runPaymentHistoryBench(apiUrl: string): Promise<string[]> 
     cpuLine(`${customerPayments} customer payments after`, after.customer.cpu, after.customer.seconds),
     cpuLine(`${ACCOUNT_PAYMENTS} account-wallet payments before`, before.account.cpu, before.account.seconds),
     cpuLine(`${ACCOUNT_PAYMENTS} account-wallet payments after`, after.account.cpu, after.account.seconds),
-    flatTarget('cpu-per-customer-payment', `${HISTORY / CUSTOMERS} paid invoices a customer`, perPayment(before.customer, customerPayments), perPayment(after.customer, customerPayments)),
-    flatTarget('cpu-per-account-payment', `${HISTORY} paid invoices in the account`, perPayment(before.account, ACCOUNT_PAYMENTS), perPayment(after.account, ACCOUNT_PAYMENTS)),
+    cpuLine(`${PAGE_VIEWS} views of a paying customer's invoice page before`, before.page.cpu, before.page.seconds),
+    cpuLine(`${PAGE_VIEWS} views of a paying customer's invoice page after`, after.page.cpu, after.page.seconds),
+    flatTarget('cpu-per-customer-payment', `${HISTORY / CUSTOMERS} paid invoices a customer`, perOperation(before.customer, customerPayments), perOperation(after.customer, customerPayments)),
+    flatTarget('cpu-per-account-payment', `${HISTORY} paid invoices in the account`, perOperation(before.account, ACCOUNT_PAYMENTS), perOperation(after.account, ACCOUNT_PAYMENTS)),
+    flatTarget('cpu-per-invoice-page', `${HISTORY / CUSTOMERS} paid invoices of its customer`, perOperation(before.page, PAGE_VIEWS), perOperation(after.page, PAGE_VIEWS)),
   ];
 }
 
