@@ -60,6 +60,16 @@ export async function call(base: string, token: string, method: string, path: st
 }
 
 
+/** The customer's wallet, from the wallet list's pages (`api`: one call as a token holder). */
+export async function customerWallet(api: (method: string, path: string) => Promise<any>, customerId: string): Promise<{ id: string }> {
+  for (let page = 1; ; page++) {
+    const res = await api('GET', `/v1/wallets?page=${page}`);
+    const wallet = res.wallets.find((w: { owner_id: string }) => w.owner_id === customerId);
+    if (wallet) return wallet;
+    if (page >= res.pagination.pages) throw new Error(`bench: no wallet for ${customerId}`);
+  }
+}
+
 export async function runCryptoBench(apiUrl: string): Promise<string[]> {
   const acct = await createAccount({ email: `bench-crypto-${Date.now()}@example.com`, password: 'bench password 1' });
   const token = acct.token;
@@ -71,11 +81,7 @@ export async function runCryptoBench(apiUrl: string): Promise<string[]> {
     10,
     async (i) => {
       const c = await call(apiUrl, token, 'POST', '/v1/customers', { email: `bench${i}@example.com` });
-      const wallets = await call(apiUrl, token, 'GET', `/v1/wallets?page=1`);
-      let wallet = wallets.wallets.find((w: any) => w.owner_id === c.id);
-      for (let page = 2; !wallet && page <= wallets.pagination.pages; page++) {
-        wallet = (await call(apiUrl, token, 'GET', `/v1/wallets?page=${page}`)).wallets.find((w: any) => w.owner_id === c.id);
-      }
+      const wallet = await customerWallet((method, path) => call(apiUrl, token, method, path), c.id);
       const addr = await call(apiUrl, token, 'POST', '/v1/crypto_addresses', { wallet_id: wallet.id, currency_code: 'BTC', address: randomBtcAddress() });
       for (let k = 0; k < INVOICES_PER_CUSTOMER; k++) {
         await call(apiUrl, token, 'POST', '/v1/invoices', { customer_id: c.id, due_date: `2027-0${k + 1}-01`, line_items: [{ price_id: price.id }] });

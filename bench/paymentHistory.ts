@@ -17,9 +17,9 @@ import { Invoice } from '../src/models/invoice';
 import { newId, ID_PREFIX } from '../src/lib/ids';
 import { assignListSlots, recountListSlots } from '../src/services/writes/listing';
 import { readCollectionsRollup, readReceivablesRollup } from '../src/services/reports/reportRollups';
-import { call, randomBtcAddress } from './crypto';
+import { call, customerWallet, randomBtcAddress } from './crypto';
 import { cpuLine, withCpu, type CpuWindow } from './cpu';
-import { pool, target, until } from './support';
+import { insertInBatches, pool, target, until } from './support';
 
 const CUSTOMERS = Number(process.env.BENCH_HISTORY_CUSTOMERS ?? 20);
 const HISTORY = Number(process.env.BENCH_HISTORY_INVOICES ?? 100_000);
@@ -55,7 +55,7 @@ export async function runPaymentHistoryBench(apiUrl: string): Promise<string[]> 
   const customers: { id: string; addressId: string }[] = [];
   await pool(Array.from({ length: CUSTOMERS }, (_, i) => i), CONCURRENCY, async (i) => {
     const c = await api('POST', '/v1/customers', { email: `payer${i}@history.bench` });
-    const wallet = await findWallet(api, c.id);
+    const wallet = await customerWallet(api, c.id);
     const addr = await api('POST', '/v1/crypto_addresses', { wallet_id: wallet.id, currency_code: 'BTC', address: randomBtcAddress() });
     customers.push({ id: c.id, addressId: addr.id });
   });
@@ -127,15 +127,6 @@ export async function runPaymentHistoryBench(apiUrl: string): Promise<string[]> 
   ];
 }
 
-async function findWallet(api: (method: string, path: string) => Promise<any>, customerId: string): Promise<{ id: string }> {
-  for (let page = 1; ; page++) {
-    const res = await api('GET', `/v1/wallets?page=${page}`);
-    const wallet = res.wallets.find((w: { owner_id: string }) => w.owner_id === customerId);
-    if (wallet) return wallet;
-    if (page >= res.pagination.pages) throw new Error(`bench: no wallet for ${customerId}`);
-  }
-}
-
 /** `count` invoices of the customers, paid in full by a crypto allocation each, listed in the account's invoice list; returns the seconds it took. */
 async function seedPaidInvoices(scope: { accountId: string; sandbox: null }, customerIds: string[], count: number): Promise<number> {
   const started = performance.now();
@@ -153,7 +144,7 @@ async function seedPaidInvoices(scope: { accountId: string; sandbox: null }, cus
         created_at: issued, updated_at: issued,
       };
     });
-    for (let i = 0; i < docs.length; i += 500) await Invoice.collection.insertMany(docs.slice(i, i + 500) as never[], { ordered: false });
+    await insertInBatches(Invoice, docs);
     await recountListSlots(Invoice, docs);
   }
   return (performance.now() - started) / 1000;

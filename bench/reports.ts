@@ -24,7 +24,7 @@ import { Subscription } from '../src/models/subscription';
 import { Invoice } from '../src/models/invoice';
 import { CryptoTransaction } from '../src/models/cryptoTransaction';
 import { newId, ID_PREFIX } from '../src/lib/ids';
-import { percentile, pool, target } from './support';
+import { insertInBatches, percentile, pool, target } from './support';
 import { isDeepStrictEqual } from 'node:util';
 import { rebuildRollup } from '../src/services/reports/reportRollups';
 import { receivablesTotals } from '../src/services/reports/reports';
@@ -59,9 +59,6 @@ async function sampleP50(fn: () => Promise<Response>): Promise<{ p50: number; n:
   return { p50: percentile(times, 50), n: times.length };
 }
 
-async function insertInBatches(model: { collection: { insertMany(docs: object[], opts: object): Promise<unknown> } }, docs: object[]) {
-  for (let i = 0; i < docs.length; i += 500) await model.collection.insertMany(docs.slice(i, i + 500), { ordered: false });
-}
 
 export async function runReportsBench(apiUrl: string): Promise<string[]> {
   const email = `bench-reports-${Date.now()}@example.com`;

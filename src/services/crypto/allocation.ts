@@ -88,7 +88,7 @@ function balanceOf(inv: InvoiceDoc): string {
  * the read grows with what is open and what this transaction touched, not with the payer's history.
  * Oldest first, as they were created.
  */
-export async function candidateInvoices(tx: CryptoTransactionDoc): Promise<InvoiceDoc[]> {
+async function candidateInvoices(tx: CryptoTransactionDoc): Promise<InvoiceDoc[]> {
   const scope = scopeOfDoc(tx);
   const payer = tx.customer_id ? { customer_id: tx.customer_id } : scopeFilter(scope);
   const [open, slots] = await Promise.all([
@@ -96,14 +96,13 @@ export async function candidateInvoices(tx: CryptoTransactionDoc): Promise<Invoi
     AllocationSlot.collection.find({ transaction_id: tx._id } as never, { projection: { invoice_id: 1 } }).toArray() as unknown as Promise<Pick<AllocationSlotDoc, 'invoice_id'>[]>,
   ]);
   const found = new Map(open.map((i) => [i._id, i]));
-  for (const id of new Set(slots.map((s) => s.invoice_id))) {
-    if (found.has(id)) continue;
-    const touched = (await Invoice.collection.findOne({ _id: id } as never)) as InvoiceDoc | null;
-    if (touched) found.set(id, touched);
+  const touchedIds = [...new Set(slots.map((s) => s.invoice_id))].filter((id) => !found.has(id));
+  for (const touched of await Promise.all(touchedIds.map((id) => Invoice.collection.findOne({ _id: id } as never) as Promise<InvoiceDoc | null>))) {
+    if (touched) found.set(touched._id, touched);
   }
   return [...found.values()]
     .filter((i) => inScope(i, scope))
-    .sort((a, b) => new Date(a.created_at).getTime() - new Date(b.created_at).getTime() || (a._id < b._id ? -1 : a._id > b._id ? 1 : 0));
+    .sort((a, b) => new Date(a.created_at).getTime() - new Date(b.created_at).getTime() || a._id.localeCompare(b._id));
 }
 
 export interface AllocationOutcome {
