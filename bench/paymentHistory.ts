@@ -6,14 +6,16 @@
  * (as the reports bench writes its data; each listed, and paid by a crypto allocation). The CPU of
  * a payment, every process counted, must stay flat: at most x1.5 of the same payment before; so must
  * a view of a paying customer's hosted invoice page (its public endpoint, which lists the
- * customer's other open invoices).
+ * customer's other open invoices), and a view of a payment claim link of that customer made before
+ * the stage's payments (its public endpoint, which lists the customer's open invoices and those
+ * paid since the link was made).
  *
  * `BENCH_HISTORY_CUSTOMERS` (20) and `BENCH_HISTORY_INVOICES` (100,000) shrink it for a quick run.
  */
 import { randomBytes } from 'node:crypto';
 import { createAccount } from '../src/services/accounts/accounts';
 import { CryptoTransaction } from '../src/models/cryptoTransaction';
-import { Invoice } from '../src/models/invoice';
+import { Invoice, paidMarks } from '../src/models/invoice';
 import { newId, ID_PREFIX } from '../src/lib/ids';
 import { assignListSlots, recountListSlots } from '../src/services/writes/listing';
 import { readCollectionsRollup, readReceivablesRollup } from '../src/services/reports/reportRollups';
@@ -29,7 +31,7 @@ const OPEN_PER_CUSTOMER = 2;
 /** Payments to the account's wallet in each stage, each matching one open invoice of 50.00. */
 const ACCOUNT_PAYMENTS = 20;
 const CONCURRENCY = 10;
-/** Views of the hosted invoice page in each stage (under the public endpoints' 60 a minute per client). */
+/** Views of the hosted invoice page, and of a claim link, in each stage. */
 const PAGE_VIEWS = 20;
 const FLAT = 1.5;
 
@@ -37,6 +39,7 @@ interface Stage {
   customer: { cpu: CpuWindow; seconds: number };
   account: { cpu: CpuWindow; seconds: number };
   page: { cpu: CpuWindow; seconds: number };
+  link: { cpu: CpuWindow; seconds: number };
 }
 
 export async function runPaymentHistoryBench(apiUrl: string): Promise<string[]> {
@@ -82,6 +85,9 @@ export async function runPaymentHistoryBench(apiUrl: string): Promise<string[]> 
     await until('report rollups current', async () => !!(await readCollectionsRollup(scope)) && !!(await readReceivablesRollup(scope)), 250, 120_000).catch(() => undefined);
   };
   const stage = async (): Promise<Stage> => {
+    // Made before the stage's invoices and payments: its view lists the open one shown above and the two this stage pays.
+    const link = await api('POST', '/v1/payment_claim_links', { customer_id: customers[0].id, expires_at: new Date(Date.now() + 3_600_000).toISOString() });
+    const linkUrl = `${apiUrl}/v1/public/payment_claim_links/${new URL(link.link).pathname.split('/')[2]}`;
     await pool(customers, CONCURRENCY, async (c) => {
       for (let k = 0; k < OPEN_PER_CUSTOMER; k++) await api('POST', '/v1/invoices', { customer_id: c.id, due_date: `2027-0${k + 1}-01`, line_items: [{ price_id: hundred.id }] });
     });
@@ -100,7 +106,17 @@ export async function runPaymentHistoryBench(apiUrl: string): Promise<string[]> 
         if (res.status !== 200 || body.status !== 'pending') throw new Error(`bench: the invoice page answered ${res.status} ${JSON.stringify(body).slice(0, 200)}`);
       }
     });
-    return { customer, account, page };
+    const linkView = await withCpu(async () => {
+      for (let k = 0; k < PAGE_VIEWS; k++) {
+        const res = await fetch(linkUrl);
+        const body = (await res.json()) as { usable?: boolean; invoices?: { status: string }[] };
+        const paid = body.invoices?.filter((i) => i.status === 'paid').length;
+        if (res.status !== 200 || !body.usable || body.invoices?.length !== OPEN_PER_CUSTOMER + 1 || paid !== OPEN_PER_CUSTOMER) {
+          throw new Error(`bench: the claim link answered ${res.status} ${JSON.stringify(body).slice(0, 300)}`);
+        }
+      }
+    });
+    return { customer, account, page, link: linkView };
   };
 
   const before = await stage();
@@ -121,9 +137,12 @@ export async function runPaymentHistoryBench(apiUrl: string): Promise<string[]> 
     cpuLine(`${ACCOUNT_PAYMENTS} account-wallet payments after`, after.account.cpu, after.account.seconds),
     cpuLine(`${PAGE_VIEWS} views of a paying customer's invoice page before`, before.page.cpu, before.page.seconds),
     cpuLine(`${PAGE_VIEWS} views of a paying customer's invoice page after`, after.page.cpu, after.page.seconds),
+    cpuLine(`${PAGE_VIEWS} views of that customer's claim link before`, before.link.cpu, before.link.seconds),
+    cpuLine(`${PAGE_VIEWS} views of that customer's claim link after`, after.link.cpu, after.link.seconds),
     flatTarget('cpu-per-customer-payment', 'payment', `${HISTORY / CUSTOMERS} paid invoices a customer`, perOperation(before.customer, customerPayments), perOperation(after.customer, customerPayments)),
     flatTarget('cpu-per-account-payment', 'payment', `${HISTORY} paid invoices in the account`, perOperation(before.account, ACCOUNT_PAYMENTS), perOperation(after.account, ACCOUNT_PAYMENTS)),
     flatTarget('cpu-per-invoice-page', 'view', `${HISTORY / CUSTOMERS} paid invoices of its customer`, perOperation(before.page, PAGE_VIEWS), perOperation(after.page, PAGE_VIEWS)),
+    flatTarget('cpu-per-claim-link-view', 'view', `${HISTORY / CUSTOMERS} paid invoices of its customer`, perOperation(before.link, PAGE_VIEWS), perOperation(after.link, PAGE_VIEWS)),
   ];
 }
 
@@ -136,8 +155,9 @@ async function seedPaidInvoices(scope: { accountId: string; sandbox: null }, cus
     const slots = await assignListSlots(Invoice, scope, n);
     const docs = slots.map((slot, i) => {
       const id = newId(ID_PREFIX.invoice);
+      const customerId = customerIds[(done + i) % customerIds.length];
       return {
-        _id: id, account_id: scope.accountId, sandbox: null, ...slot, customer_id: customerIds[(done + i) % customerIds.length], subscription_id: null, status: 'paid',
+        _id: id, account_id: scope.accountId, sandbox: null, ...slot, customer_id: customerId, subscription_id: null, status: 'paid', ...paidMarks(customerId, issued),
         due_date: '2024-01-08', total_amount: '100.00', amount_paid: '100.00', billing_key: id, period_start: null, period_end: null,
         line_items: [{ _id: newId(ID_PREFIX.lineItem), price_id: 'price_bench', product_id: 'prod_bench', product_name: 'Bench', quantity: 1, unit_amount: '100.00', amount: '100.00', description: null }],
         crypto_allocations: [{ id: newId(ID_PREFIX.allocation), transaction_id: newId(ID_PREFIX.cryptoTransaction), amount_applied: '100.00', pays_in_full: true, created_at: issued }],

@@ -53,6 +53,7 @@ bench_on() { # mode dir bench-args...
   export PORT="$(free_port)"
   export LOG_LEVEL=warn
   export RATE_LIMIT_PER_MINUTE=1000000
+  export PUBLIC_RATE_LIMIT_PER_MINUTE=1000000
   export WEBHOOK_ALLOW_PRIVATE_NETWORKS=true
   # The worker takes WEBHOOK_ALLOW_PRIVATE_NETWORKS only with this (its HOST binds only its metrics).
   export ALLOW_UNSAFE_LOCAL_SETTINGS=true

@@ -49,6 +49,9 @@ const invoiceSchema = new Schema(
      * that credit (services/billing/invoiceChanges.ts releaseInvoiceCredit; its sweeper finds the rest).
      */
     credit_release_due: { type: Boolean, default: undefined },
+    /** When it last became paid, and that month's key (`paidMarks`): written with every move to `paid`. */
+    paid_at: { type: Date, default: undefined },
+    paid_month_key: { type: String, default: undefined },
   },
   { timestamps, versionKey: false },
 );
@@ -63,6 +66,8 @@ invoiceSchema.index({ status: 1 });
 invoiceSchema.index({ subscription_id: 1 });
 // The credit-release sweeper's `{ credit_release_due: true }`.
 invoiceSchema.index({ credit_release_due: 1 });
+// A customer's invoices paid in a month (`findInvoicesPaidSince`).
+invoiceSchema.index({ paid_month_key: 1 });
 
 export type InvoiceDoc = InferSchemaType<typeof invoiceSchema> & { _id: string; created_at: Date; updated_at: Date; status: InvoiceStatus };
 export type LineItemDoc = InferSchemaType<typeof lineItemSchema> & { _id: string };
@@ -77,4 +82,30 @@ export const Invoice = model('Invoice', invoiceSchema, 'invoices');
 export async function findOpenInvoices<T = InvoiceDoc>(filter: Record<string, unknown>, projection?: Record<string, 0 | 1>): Promise<T[]> {
   const found = await Promise.all(OPEN_INVOICE_STATUSES.map((status) => Invoice.collection.find({ ...filter, status } as never, projection ? { projection } : {}).toArray()));
   return found.flat() as unknown as T[];
+}
+
+/** `<customer>|<YYYY-MM>` of `at` (UTC): the customer's invoices paid in that month share it. */
+export const paidMonthKey = (customerId: string, at: Date): string => `${customerId}|${at.toISOString().slice(0, 7)}`;
+
+/**
+ * The fields every move of an invoice to `paid` writes with it: `paid_at`, and the month's key,
+ * one equality FerretDB pushes down that finds a customer's invoices paid in a month without
+ * reading the customer's history (a range on `paid_at` would be filtered in Go; docs/storage.md).
+ */
+export function paidMarks(customerId: string, at: Date): { paid_at: Date; paid_month_key: string } {
+  return { paid_at: at, paid_month_key: paidMonthKey(customerId, at) };
+}
+
+/**
+ * The customer's invoices paid at or after `since` (and still paid), one query per month from
+ * `since` to `until`: what they read grows with the invoices paid in those months, not with the
+ * customer's history.
+ */
+export async function findInvoicesPaidSince(customerId: string, since: Date, until: Date): Promise<InvoiceDoc[]> {
+  const months: string[] = [];
+  for (let m = new Date(Date.UTC(since.getUTCFullYear(), since.getUTCMonth(), 1)); m.getTime() <= until.getTime(); m = new Date(Date.UTC(m.getUTCFullYear(), m.getUTCMonth() + 1, 1))) {
+    months.push(paidMonthKey(customerId, m));
+  }
+  const found = (await Promise.all(months.map((key) => Invoice.collection.find({ paid_month_key: key } as never).toArray()))).flat() as unknown as InvoiceDoc[];
+  return found.filter((i) => i.status === 'paid' && i.paid_at != null && new Date(i.paid_at).getTime() >= since.getTime());
 }

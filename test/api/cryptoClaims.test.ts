@@ -4,6 +4,7 @@ import { createHmac } from 'node:crypto';
 import { Event } from '../../src/models/event';
 import { SpentClaimSolution } from '../../src/models/claimChallenge';
 import { PaymentClaimLink } from '../../src/models/paymentClaimLink';
+import { Invoice, paidMarks } from '../../src/models/invoice';
 import { PaymentClaim, PaymentClaimDecision } from '../../src/models/paymentClaim';
 import { CryptoTransaction } from '../../src/models/cryptoTransaction';
 import { CryptoAddress } from '../../src/models/cryptoAddress';
@@ -151,6 +152,41 @@ describe('payment claim links', () => {
       await ChainPaymentRecord.deleteMany({});
       await ChainCursor.deleteMany({});
     }
+  });
+
+  it('lists the invoices paid since the link was made, by when they were paid, over the months since', async () => {
+    const a = await newAccount(api.url);
+    const { customer } = await customerWithWallet(a.api);
+    const ids = async (link: any) => ((await anon().get(`/v1/public/payment_claim_links/${secretOf(link)}`)).body.invoices as { id: string; status: string }[]).map((i) => `${i.id}:${i.status}`).sort();
+    // Paid by hand before the link, changed after it: not the link's (its updated_at is later than the link, its payment is not).
+    const before = await invoiceOf(a.api, customer.id, '10.00', '2027-01-01');
+    expect((await a.api.patch(`/v1/invoices/${before.id}`, { status: 'paid' })).status).toBe(200);
+    const open = await invoiceOf(a.api, customer.id, '20.00', '2027-02-01');
+    const link = (await a.api.post('/v1/payment_claim_links', { customer_id: customer.id, expires_at: new Date(Date.now() + 30 * 86_400_000).toISOString() })).body;
+    expect((await a.api.patch(`/v1/invoices/${before.id}`, { due_date: '2027-03-01' })).status).toBe(200);
+    expect(await ids(link)).toEqual([`${open.id}:pending`]);
+    // Paid by hand after the link, and one made paid after it: both shown paid.
+    expect((await a.api.patch(`/v1/invoices/${open.id}`, { status: 'paid' })).status).toBe(200);
+    const createdPaid = (await a.api.post('/v1/invoices', { customer_id: customer.id, due_date: '2027-04-01', status: 'paid', line_items: [] })).body;
+    expect(await ids(link)).toEqual([`${open.id}:paid`, `${createdPaid.id}:paid`].sort());
+
+    // A link made 40 days ago: every invoice paid since is its (the first one too), 35 days ago
+    // (another month, most likely) included; 45 days ago not.
+    const older = (await a.api.post('/v1/payment_claim_links', { customer_id: customer.id, expires_at: new Date(Date.now() + 86_400_000).toISOString() })).body;
+    const day = 86_400_000;
+    await PaymentClaimLink.collection.updateOne({ _id: older.id } as never, { $set: { created_at: new Date(Date.now() - 40 * day) } });
+    const paidDaysAgo = async (days: number, due: string) => {
+      const inv = await invoiceOf(a.api, customer.id, '5.00', due);
+      const at = new Date(Date.now() - days * day);
+      await Invoice.collection.updateOne({ _id: inv.id } as never, { $set: { status: 'paid', ...paidMarks(customer.id, at) } });
+      return inv.id as string;
+    };
+    const within = await paidDaysAgo(35, '2027-05-01');
+    await paidDaysAgo(45, '2027-06-01');
+    expect(await ids(older)).toEqual([`${before.id}:paid`, `${open.id}:paid`, `${createdPaid.id}:paid`, `${within}:paid`].sort());
+    // Paid, then reopened: no longer listed as paid; still listed as open.
+    expect((await a.api.patch(`/v1/invoices/${open.id}`, { status: 'pending' })).status).toBe(200);
+    expect(await ids(link)).toEqual([`${open.id}:pending`, `${createdPaid.id}:paid`].sort());
   });
 
   it('the public flow: what to pay, proof of work, one claim per use, then unusable', async () => {

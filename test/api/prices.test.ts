@@ -1,7 +1,7 @@
 import { useTestDatabase } from '../support/db';
 import { client, newAccount, startTestApi, TestApi } from '../support/api';
 import { BTC_BECH32, customerWithWallet, invoiceOf, txHash } from '../crypto/helpers';
-import { Invoice } from '../../src/models/invoice';
+import { Invoice, paidMonthKey } from '../../src/models/invoice';
 import { Event } from '../../src/models/event';
 import { CryptoTransaction } from '../../src/models/cryptoTransaction';
 import { releaseInvoiceCredit } from '../../src/services/billing/invoiceChanges';
@@ -103,10 +103,17 @@ describe('prices', () => {
     expect(tx.status).toBe(201);
     expect((await a.api.get(`/v1/invoices/${covered.id}`)).body).toMatchObject({ status: 'pending', total_amount: '100.00', amount_paid: '70.00' });
 
+    const removedFrom = Date.now();
     expect((await a.api.del(`/v1/prices/${big.id}`)).status).toBe(204);
+    const removedBy = Date.now();
     const after = (await a.api.get(`/v1/invoices/${covered.id}`)).body;
     // What was paid beyond the new total went back to the transaction as credit.
     expect(after).toMatchObject({ status: 'paid', total_amount: '40.00', amount_paid: '40.00' });
+    // Paid by the removal: when, for the claim links that list what was paid since them.
+    const stored = (await Invoice.findById(covered.id).lean())!;
+    expect(stored.paid_at!.getTime()).toBeGreaterThanOrEqual(removedFrom);
+    expect(stored.paid_at!.getTime()).toBeLessThanOrEqual(removedBy);
+    expect(stored.paid_month_key).toBe(paidMonthKey(customer.id, stored.paid_at!));
     expect((await a.api.get(`/v1/crypto_transactions/${tx.body.id}`)).body).toMatchObject({ usd_value: '70.00', unallocated_amount: '30.00' });
     expect(after.line_items.map((l: { price_id: string }) => l.price_id)).toEqual([small.id]);
     expect(await Event.countDocuments({ account_id: a.account_id, event: 'invoice.paid', 'payload.id': covered.id })).toBe(1);

@@ -17,7 +17,7 @@
  */
 import { AllocationSlot, AllocationSlotDoc, CryptoTransaction, CryptoTransactionDoc } from '../../models/cryptoTransaction';
 import { isDuplicateKey } from '../../models/errors';
-import { Invoice, InvoiceDoc, InvoiceStatus, OPEN_INVOICE_STATUSES } from '../../models/invoice';
+import { Invoice, InvoiceDoc, InvoiceStatus, OPEN_INVOICE_STATUSES, paidMarks } from '../../models/invoice';
 import { scopeOfDoc } from '../../models/scope';
 import { randomHex } from '../../lib/ids';
 import { sumAmounts } from '../../billing/money';
@@ -116,9 +116,10 @@ export async function applyCryptoAllocation(
     if (applied === entry) await AllocationSlot.deleteOne({ _id: slotId, allocation_id: entry.id });
     return { result: 'conflict', entry };
   }
+  const now = new Date();
   const set: Record<string, unknown> = { amount_paid: sumAmounts([held.amount_paid ?? '0.00', applied.amount_applied]) };
-  if (applied.pays_in_full) set.status = 'paid';
-  const updated = (await Invoice.collection.findOneAndUpdate({ _id: invoiceId } as never, { $set: { ...set, updated_at: new Date() }, $push: { crypto_allocations: applied } } as never, { returnDocument: 'after' })) as InvoiceDoc | null;
+  if (applied.pays_in_full) Object.assign(set, { status: 'paid' }, paidMarks(held.customer_id, now));
+  const updated = (await Invoice.collection.findOneAndUpdate({ _id: invoiceId } as never, { $set: { ...set, updated_at: now }, $push: { crypto_allocations: applied } } as never, { returnDocument: 'after' })) as InvoiceDoc | null;
   if (updated) await rollupsChanged(deps, scopeOfDoc(updated), 'receivables');
   if (updated && applied.pays_in_full && announcePaid === 'caller') return { result: 'applied', entry: applied, paid: updated };
   if (updated && applied.pays_in_full) await recordInvoicePaidFor(deps, updated, applied.id);
@@ -176,7 +177,12 @@ function invoiceHolds(deps: Dependencies): Holds {
  * refuse. `busy` when other writers kept it for every try.
  */
 export function writeInvoiceHeld(deps: Dependencies, invoiceId: string, plan: (invoice: InvoiceDoc) => Record<string, unknown> | null): Promise<HeldWrite<InvoiceDoc>> {
-  return writeHeld<InvoiceDoc>(Invoice, invoiceId, plan, { holds: invoiceHolds(deps) });
+  return writeHeld<InvoiceDoc>(Invoice, invoiceId, (invoice) => withPaidMarks(invoice, plan(invoice)), { holds: invoiceHolds(deps) });
+}
+
+/** A change that moves the invoice to `paid` (by hand, or its lines removed down to what was paid) writes when. */
+function withPaidMarks(invoice: InvoiceDoc, set: Record<string, unknown> | null): Record<string, unknown> | null {
+  return set && set.status === 'paid' && invoice.status !== 'paid' ? { ...set, ...paidMarks(invoice.customer_id, new Date()) } : set;
 }
 
 // ---- a writer that died: settling its slots ------------------------------------------------

@@ -2,7 +2,7 @@
  * Invoices: persist, record the event, and keep the due-date workflow in step
  * (started for open invoices, re-armed when the due date moves, ended when closed).
  */
-import { Invoice, InvoiceDoc, InvoiceStatus, OPEN_INVOICE_STATUSES } from '../../models/invoice';
+import { Invoice, InvoiceDoc, InvoiceStatus, OPEN_INVOICE_STATUSES, paidMarks } from '../../models/invoice';
 import { isDuplicateKey } from '../../models/errors';
 import { Price, PriceDoc } from '../../models/price';
 import { Product, ProductDoc } from '../../models/product';
@@ -106,6 +106,7 @@ export async function createInvoice(deps: Dependencies, scope: Scope, input: Inv
       customer_id: input.customer_id,
       subscription_id: input.subscription_id ?? null,
       status: input.status ?? 'pending',
+      ...(input.status === 'paid' ? paidMarks(input.customer_id, new Date()) : {}),
       due_date: dueDate,
       total_amount: sumAmounts(lines.map((l) => l.amount)),
       line_items: lines,

@@ -4,7 +4,7 @@
  */
 import { PaymentClaimLink, PaymentClaimLinkDoc, PaymentClaimLinkSecret } from '../../models/paymentClaimLink';
 import type { CryptoAddressDoc } from '../../models/cryptoAddress';
-import { Invoice, InvoiceDoc, OPEN_INVOICE_STATUSES } from '../../models/invoice';
+import { findInvoicesPaidSince, findOpenInvoices, InvoiceDoc } from '../../models/invoice';
 import { Price, PriceDoc } from '../../models/price';
 import { scopeOfDoc, findInScope, inScope } from '../../models/scope';
 import { ApiError } from '../../lib/errors';
@@ -41,16 +41,15 @@ export async function payToAddresses(link: PaymentClaimLinkDoc): Promise<CryptoA
 
 /**
  * The invoices a link pays: the customer's open ones, and those paid since the link was made
- * (so the page can show them paid). Oldest due date first.
+ * (so the page can show them paid). Oldest due date first. Read by status and by the months
+ * paid since the link (docs/storage.md), never the customer's whole history.
  */
 async function coveredInvoices(link: PaymentClaimLinkDoc): Promise<InvoiceDoc[]> {
   const scope = scopeOfDoc(link);
-  const since = new Date(link.created_at).getTime();
-  // Only `customer_id` reaches SQL on FerretDB (see docs/storage.md); the rest is filtered here.
-  return (await Invoice.find({ customer_id: link.customer_id }).lean<InvoiceDoc[]>())
+  const [open, paid] = await Promise.all([findOpenInvoices({ customer_id: link.customer_id }), findInvoicesPaidSince(link.customer_id, new Date(link.created_at), new Date())]);
+  return [...open, ...paid]
     .filter((i) => inScope(i, scope))
-    .filter((i) => OPEN_INVOICE_STATUSES.includes(i.status) || (i.status === 'paid' && new Date(i.updated_at).getTime() >= since))
-    .sort((a, b) => (a.due_date < b.due_date ? -1 : a.due_date > b.due_date ? 1 : 0));
+    .sort((a, b) => a.due_date.localeCompare(b.due_date) || new Date(a.created_at).getTime() - new Date(b.created_at).getTime() || a._id.localeCompare(b._id));
 }
 
 /** What anyone holding the secret of a used or expired link sees: its status, nothing of the customer's. */
