@@ -141,7 +141,7 @@ const INTRO = [
   'Most goals are ratios against a baseline measured in the same run on the same machine, so they',
   'carry from one machine to another where a rate would not: a bare Koa route reading one document',
   '(`api`), the first page of a list (`reports`), the first stage of the same run (`scale`), the same',
-  'payment before its payer had a history (`payment-history`).',
+  'payment or page view before its payer had a history (`payment-history`).',
   "`cpu-per-<operation>` is the CPU time every process of the stack spent per operation (the API,",
   'the worker, Temporal, FerretDB, PostgreSQL and the bench itself, read from /proc), over the CPU of',
   'one plain insert through the driver measured in the same run: x20 means an operation costs as much',
