@@ -4,6 +4,8 @@
  * like every list, and never show another account's or scope's data.
  */
 import { useTestDatabase } from '../support/db';
+import { Invoice } from '../../src/models/invoice';
+import { loadCollectionsSource } from '../../src/services/reports/reportSources';
 import { Client, newAccount, startTestApi, TestApi } from '../support/api';
 import { BTC_BECH32, ETH_EIP55, customerWithWallet, invoiceOf, txHash } from '../crypto/helpers';
 
@@ -154,6 +156,13 @@ describe('GET /v1/reports/collections', () => {
     const csv = parseCsv((await acct.api.get(`/v1/reports/collections?from=${thisMonth}&to=${thisMonth}`, { Accept: 'text/csv' })).body);
     expect(csv[0]).toEqual(['month', 'currency', 'source', 'manual', 'payments', 'amount', 'usd_value', 'allocated_usd', 'unallocated_usd']);
     expect(csv[1]).toEqual([thisMonth, 'BTC', 'manual_entry', 'true', '1', '0.003', '150.00', '125.00', '25.00']);
+
+    // Counted when it was marked paid, not when it was last changed (its due date moved after).
+    expect((await acct.api.patch(`/v1/invoices/${marked.id}`, { due_date: day(new Date(now.getTime() + 30 * DAY)) })).status).toBe(200);
+    const stored = (await Invoice.findById(marked.id).lean())!;
+    expect(stored.updated_at.getTime()).toBeGreaterThan(stored.paid_at!.getTime());
+    const source = await loadCollectionsSource({ accountId: acct.account_id, sandbox: null });
+    expect(source.markedPaid.map((m) => m.paid_at)).toEqual([stored.paid_at]);
   });
 });
 

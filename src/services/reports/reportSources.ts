@@ -61,10 +61,11 @@ export async function loadCollectionsSource(scope: Scope): Promise<{ transaction
     CryptoTransaction.find(scopeFilter(scope), TRANSACTION_PROJECTION).lean<CollectedTransaction[]>(),
     // Only invoices paid with nothing applied count (see collectionsReport): an equality FerretDB
     // pushes down, so the many invoices paid by crypto are never read.
-    Invoice.find({ ...scopeFilter(scope), status: 'paid', amount_paid: '0.00' }, { total_amount: 1, amount_paid: 1, updated_at: 1 }).lean<{ total_amount: string; amount_paid?: string; updated_at: Date }[]>(),
+    Invoice.find({ ...scopeFilter(scope), status: 'paid', amount_paid: '0.00' }, { total_amount: 1, amount_paid: 1, paid_at: 1, updated_at: 1 }).lean<{ total_amount: string; amount_paid?: string; paid_at?: Date | null; updated_at: Date }[]>(),
   ]);
-  // A paid invoice is not written again, so its last update is when it was marked paid.
-  const markedPaid: MarkedPaidInvoice[] = paid.map((i) => ({ paid_at: new Date(i.updated_at), total_amount: i.total_amount, amount_paid: i.amount_paid ?? '0.00' }));
+  // When it was marked paid; an invoice paid before `paid_at` was written: its last update, as a
+  // paid invoice is seldom written again (a due date moved after would move it).
+  const markedPaid: MarkedPaidInvoice[] = paid.map((i) => ({ paid_at: new Date(i.paid_at ?? i.updated_at), total_amount: i.total_amount, amount_paid: i.amount_paid ?? '0.00' }));
   const normalized = transactions.map((t) => ({ ...t, customer_id: t.customer_id ?? null, timestamp: new Date(t.timestamp), allocations: t.allocations ?? [] }));
   return { transactions: normalized, markedPaid };
 }
