@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import mongoose from 'mongoose';
 import { connectDatabase, disconnectDatabase } from '../src/db/connection';
 import { Customer } from '../src/models/customer';
-import { Invoice } from '../src/models/invoice';
+import { Invoice, paidMonthKey } from '../src/models/invoice';
 import { Event } from '../src/models/event';
 import { WebhookEndpoint } from '../src/models/webhookEndpoint';
 import { WebhookDelivery } from '../src/models/webhookDelivery';
@@ -44,7 +44,7 @@ async function load(): Promise<void> {
   const acct = (i: number) => (i < 3300 ? 'acct_A' : i < 8300 ? 'acct_B' : 'acct_C');
   await bulk(Customer, 8350, (i) => ({ _id: `cust_${i}`, account_id: acct(i), sandbox: i >= 3000 && i < 3300 ? 'test' : null, email: `c${i}@x.io`, created_at: new Date(now - i * 1000), updated_at: new Date() }));
   await bulk(Wallet, 8350, (i) => ({ _id: `wal_${i}`, account_id: acct(i), sandbox: null, owner_type: 'customer', owner_id: `cust_${i}`, created_at: new Date(now - i * 1000) }));
-  await bulk(Invoice, 20000, (i) => ({ _id: `inv_${i}`, account_id: i < 8000 ? 'acct_A' : 'acct_B', sandbox: null, customer_id: `cust_${i % 2000}`, status: i % 3 ? 'paid' : 'pending', ...(i % 3 ? { paid_month_key: `cust_${i % 2000}|2026-${String((i % 12) + 1).padStart(2, '0')}` } : {}), billing_key: `bk_${i}`, subscription_id: `sub_${i % 500}`, created_at: new Date(now - i * 1000) }));
+  await bulk(Invoice, 20000, (i) => ({ _id: `inv_${i}`, account_id: i < 8000 ? 'acct_A' : 'acct_B', sandbox: null, customer_id: `cust_${i % 2000}`, status: i % 3 ? 'paid' : 'pending', ...(i % 3 ? { paid_month_key: paidMonthKey(`cust_${i % 2000}`, new Date(Date.UTC(2026, i % 12, 1))) } : {}), billing_key: `bk_${i}`, subscription_id: `sub_${i % 500}`, created_at: new Date(now - i * 1000) }));
   await bulk(Event, 20000, (i) => ({ _id: `evt_${i}`, account_id: `acct_${i % 50}`, sandbox: null, event: 'customer.created', payload: { id: `cust_${i}` }, timestamp: new Date(now - (20000 - i) * 1000), dispatched: i < 19950, dispatched_at: i >= 19950 ? null : new Date(now - (20000 - i) * 1000 + 50) }));
   await bulk(WebhookEndpoint, 600, (i) => ({ _id: `we_${i}`, account_id: `acct_${i % 200}`, sandbox: i % 2 ? null : 'test', url: 'https://example.com/hook', enabled: true, subscriptions: ['*'], signing_secret: 's', created_at: new Date(now - i * 1000) }));
   await bulk(WebhookDelivery, 6000, (i) => ({ _id: `whd_${i}`, endpoint_id: `we_${i % 600}`, event_id: `evt_${i}`, status: i % 10 ? 'succeeded' : 'pending', created_at: new Date(now - i * 1000) }));
@@ -94,7 +94,7 @@ async function main(): Promise<void> {
     await explain('pending invoices of a customer (allocation: customer_id + status, one query per open status)', 'invoices', find('invoices', { customer_id: 'cust_7', status: 'pending' }));
     await explain('pending invoices of an account (account-wallet allocation: account_id + status)', 'invoices', find('invoices', { account_id: 'acct_A', sandbox: null, status: 'pending' }));
     await explain('invoices a transaction already wrote (allocation replay: its slots)', 'allocation_slots', find('allocation_slots', { transaction_id: 'trxn_7' }));
-    await explain("a customer's invoices paid in a month (claim link's page: paid since the link, one query a month)", 'invoices', find('invoices', { paid_month_key: 'cust_7|2026-11' }));
+    await explain("a customer's invoices paid in a month (claim link's page: paid since the link, one query a month)", 'invoices', find('invoices', { paid_month_key: paidMonthKey('cust_7', new Date(Date.UTC(2026, 10, 1))) }));
     await explain('undispatched events (sweeper)', 'events', find('events', { dispatched: false, timestamp: { $lte: new Date() } }, { sort: { timestamp: 1 }, limit: 100 }));
     await explain('transactions still due for allocation (allocation sweeper)', 'crypto_transactions', find('crypto_transactions', { allocation_due: true }, { limit: 800 }));
     await explain("a user's spent TOTP steps (sign-in)", 'otp_spent_steps', find('otp_spent_steps', { user_id: 7 }));

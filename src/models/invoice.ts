@@ -1,6 +1,7 @@
 import { Schema, model, InferSchemaType } from 'mongoose';
 import { scopedFields, timestamps } from './scope';
 import { listSlotFields, indexListSlots } from './listCounter';
+import { Month, monthOf, monthsBetween } from '../billing/mrr';
 
 export const INVOICE_STATUSES = ['pending', 'paid', 'overdue', 'canceled'] as const;
 export type InvoiceStatus = (typeof INVOICE_STATUSES)[number];
@@ -85,7 +86,8 @@ export async function findOpenInvoices<T = InvoiceDoc>(filter: Record<string, un
 }
 
 /** `<customer>|<YYYY-MM>` of `at` (UTC): the customer's invoices paid in that month share it. */
-export const paidMonthKey = (customerId: string, at: Date): string => `${customerId}|${at.toISOString().slice(0, 7)}`;
+export const paidMonthKey = (customerId: string, at: Date): string => monthKey(customerId, monthOf(at));
+const monthKey = (customerId: string, month: Month): string => `${customerId}|${month}`;
 
 /**
  * The fields every move of an invoice to `paid` writes with it: `paid_at`, and the month's key,
@@ -102,10 +104,7 @@ export function paidMarks(customerId: string, at: Date): { paid_at: Date; paid_m
  * customer's history.
  */
 export async function findInvoicesPaidSince(customerId: string, since: Date, until: Date): Promise<InvoiceDoc[]> {
-  const months: string[] = [];
-  for (let m = new Date(Date.UTC(since.getUTCFullYear(), since.getUTCMonth(), 1)); m.getTime() <= until.getTime(); m = new Date(Date.UTC(m.getUTCFullYear(), m.getUTCMonth() + 1, 1))) {
-    months.push(paidMonthKey(customerId, m));
-  }
-  const found = (await Promise.all(months.map((key) => Invoice.collection.find({ paid_month_key: key } as never).toArray()))).flat() as unknown as InvoiceDoc[];
+  const months = monthsBetween(monthOf(since), monthOf(until));
+  const found = (await Promise.all(months.map((month) => Invoice.collection.find({ paid_month_key: monthKey(customerId, month) } as never).toArray()))).flat() as unknown as InvoiceDoc[];
   return found.filter((i) => i.status === 'paid' && i.paid_at != null && new Date(i.paid_at).getTime() >= since.getTime());
 }

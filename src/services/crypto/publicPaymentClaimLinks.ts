@@ -47,7 +47,8 @@ export async function payToAddresses(link: PaymentClaimLinkDoc): Promise<CryptoA
 async function coveredInvoices(link: PaymentClaimLinkDoc): Promise<InvoiceDoc[]> {
   const scope = scopeOfDoc(link);
   const [open, paid] = await Promise.all([findOpenInvoices({ customer_id: link.customer_id }), findInvoicesPaidSince(link.customer_id, new Date(link.created_at), new Date())]);
-  return [...open, ...paid]
+  // One entry per invoice: one paid between the two reads is in both, and its paid state is the later.
+  return [...new Map([...open, ...paid].map((i) => [i._id, i])).values()]
     .filter((i) => inScope(i, scope))
     .sort((a, b) => a.due_date.localeCompare(b.due_date) || new Date(a.created_at).getTime() - new Date(b.created_at).getTime() || a._id.localeCompare(b._id));
 }
