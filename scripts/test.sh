@@ -58,6 +58,7 @@ export TEST_TEMPORAL_ADDRESS="127.0.0.1:$TEMPORAL_PORT"
 jest_extra=()
 if [[ "${EMBEDDED_DB:-postgresql}" != sqlite ]]; then export TEST_POSTGRES_PSQL="$(pg_bindir)/psql"
 else
+  # After Jest's own arguments (the option takes every word that follows it as a pattern).
   jest_extra=(--testPathIgnorePatterns /node_modules/ '<rootDir>/test/cluster/' '<rootDir>/test/db/ferretdbIndexes')
   skipped "test/db/ferretdbIndexes.test.ts (PostgreSQL's indexes under FerretDB), because EMBEDDED_DB=sqlite"
 fi
@@ -94,7 +95,7 @@ status=0
 if (( main_job )); then
   log "running jest"
   set +e
-  npx jest "${jest_extra[@]}" "$@"
+  npx jest "$@" "${jest_extra[@]}"
   status=$?
   set -e
   if [[ $status -ne 0 ]]; then
