@@ -11,6 +11,7 @@ import { installTemporalRuntime } from './src/metrics/temporal';
 import { projectPath } from './src/lib/projectRoot';
 import { workerCapacity } from './src/startup/workerOptions';
 import { workerConnection } from './src/temporal/client';
+import { backfillInvoicePaidAt } from './src/services/billing/invoicePaidAt';
 
 async function main() {
   // Signals are taken from the first line: one that arrives while the process is still starting
@@ -61,7 +62,16 @@ async function main() {
   if (stopRequested) worker.shutdown();
   // On-chain detection runs where there is a worker to run it.
   else logger.info({ currencies: await ensureChainWatchers(deps) }, 'chain watchers');
+  // Invoices paid before `paid_at` was written get it once, beside the work: there may be many,
+  // and nothing waits on them. Stopped with the worker; the next start finishes what is left.
+  const stopBackfill = new AbortController();
+  const paidAt = backfillInvoicePaidAt(deps, stopBackfill.signal).then(
+    (invoices) => invoices > 0 && logger.info({ invoices }, 'paid_at written on invoices paid before it existed'),
+    (err) => logger.warn({ err }, 'paid_at backfill failed; the next start tries again'),
+  );
   await running;
+  stopBackfill.abort();
+  await paidAt;
   await metricsServer?.close();
   await stopDomains();
   await polling.close();

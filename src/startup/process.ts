@@ -11,7 +11,6 @@ import { clientTransportOf, connectTemporal, TemporalHandle } from '../temporal/
 import { createDependencies } from '../dependencies';
 import { startDomains } from './runtime';
 import { backfillListedCollections } from '../services/writes/listedCollections';
-import { backfillInvoicePaidAt } from '../services/billing/invoicePaidAt';
 
 export function loadConfigOrExit(role: ProcessRole): Config {
   try {
@@ -48,9 +47,6 @@ export async function bootProcess(name: 'api' | 'worker', opts: { beforeTemporal
     // The worker's starts come from activities, which Temporal retries: no outbox needed there.
     workflowStarts: name === 'worker' ? 'direct' : 'outbox',
   });
-  // Invoices paid before `paid_at` was written get it (once; then one read).
-  const paidAtWritten = await backfillInvoicePaidAt(deps);
-  if (paidAtWritten > 0) logger.info({ invoices: paidAtWritten }, 'paid_at written on invoices paid before it existed');
   const stopDomains = await startDomains(deps);
   return { deps, config, logger, temporal, stopDomains };
 }

@@ -12,17 +12,21 @@ import { MigrationRun, runMigration } from '../writes/migrations';
 
 export const PAID_AT_MIGRATION = 'invoices.paid_at';
 
-/** Backfills `paid_at` (once per database): the number of invoices it wrote. */
-export function backfillInvoicePaidAt(deps: Dependencies): Promise<number> {
-  return runMigration(PAID_AT_MIGRATION, () => markPaidInvoices(deps));
+/**
+ * Backfills `paid_at` (once per database): the number of invoices it wrote. `stop` cuts a run
+ * short (the process is stopping); it is then not recorded, and the next start finishes it.
+ */
+export function backfillInvoicePaidAt(deps: Dependencies, stop?: AbortSignal): Promise<number> {
+  return runMigration(PAID_AT_MIGRATION, () => markPaidInvoices(deps, stop));
 }
 
-async function markPaidInvoices(deps: Dependencies): Promise<MigrationRun> {
+async function markPaidInvoices(deps: Dependencies, stop?: AbortSignal): Promise<MigrationRun> {
   // `status` is pushed down; whether the key is there is checked here (an `$exists` would not be).
   const paid = (await Invoice.collection.find({ status: 'paid' } as never, { projection: { _id: 1, paid_month_key: 1 } }).toArray()) as unknown as Pick<InvoiceDoc, '_id' | 'paid_month_key'>[];
   let changed = 0;
   let finished = true;
   for (const { _id } of paid.filter((i) => i.paid_month_key == null)) {
+    if (stop?.aborted) return { changed, finished: false };
     const held = await writeInvoiceHeld(deps, _id, (invoice) =>
       invoice.status === 'paid' && invoice.paid_month_key == null
         ? { ...paidMarks(invoice.customer_id, paidAtOf({ crypto_allocations: cryptoAllocationsOf(invoice), updated_at: invoice.updated_at })), updated_at: invoice.updated_at }

@@ -1,5 +1,5 @@
 /**
- * Invoices paid before `paid_at` existed (real database): the start-up backfill writes it once,
+ * Invoices paid before `paid_at` existed (real database): the worker's start-up backfill writes it once,
  * from the allocation that paid the invoice or its last update, and a payment claim link's view
  * then lists them among what was paid since the link.
  */
@@ -61,6 +61,13 @@ it('writes paid_at and its month key once on the paid invoices that lack them, a
   const listed = async () =>
     ((await client(api.url).get(`/v1/public/payment_claim_links/${link.link.split('/pay/')[1]}`)).body.invoices as { id: string; status: string }[]).map((i) => `${i.id}:${i.status}`).sort();
   expect(await listed()).toEqual([`${open.id}:pending`, `${alreadyMarked.id}:paid`].sort());
+
+  // A run cut short (the worker stopping) writes nothing more and is not recorded: the next start finishes it.
+  const stopped = new AbortController();
+  stopped.abort();
+  expect(await backfillInvoicePaidAt(deps, stopped.signal)).toBe(0);
+  expect(await Migration.findById(PAID_AT_MIGRATION).lean()).toBeNull();
+  expect((await read(byHand.id)).paid_at).toBeUndefined();
 
   expect(await backfillInvoicePaidAt(deps)).toBe(3);
 
