@@ -1,7 +1,7 @@
 /**
- * Start-up data migrations, each run until one run finishes it: its `migrations` document then
- * makes later starts cost one read by `_id`. API processes and workers may run one at the same
- * time, so a migration's writes must be safe to repeat and to race.
+ * Data migrations run from a process's start, each until one run finishes it: its `migrations`
+ * document then makes later starts cost one read by `_id`. Several processes (workers) may run
+ * one at the same time, so a migration's writes must be safe to repeat and to race.
  */
 import { Migration } from '../../models/migration';
 import { isDuplicateKey } from '../../models/errors';
@@ -9,7 +9,7 @@ import { isDuplicateKey } from '../../models/errors';
 export interface MigrationRun {
   /** Documents changed by this run. */
   changed: number;
-  /** False when something is left for a later start (a document other writers kept busy). */
+  /** False when something is left for a later start (the run was stopped, or other writers kept a document busy). */
   finished: boolean;
 }
 
