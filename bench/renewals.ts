@@ -146,14 +146,14 @@ export async function runRenewalBench(apiUrl: string): Promise<string[]> {
   const deadline = instant.getTime() + 300_000;
   let listed = listedBefore;
   let movedAt = Date.now();
-  let checkedAt: number | null = null; // the listed total at the last exact count
+  let listedAtLastCount: number | null = null;
   while (Date.now() < deadline) {
     const now = await listedTotal(Invoice, scope);
     if (now !== listed) [listed, movedAt] = [now, Date.now()];
-    if ((listed >= listedBefore + expected && listed !== checkedAt) || Date.now() - movedAt >= STALLED_MS) {
+    if ((listed >= listedBefore + expected && listed !== listedAtLastCount) || Date.now() - movedAt >= STALLED_MS) {
       count = await Invoice.countDocuments(renewals);
       if (count >= expected) break;
-      [checkedAt, movedAt] = [listed, Date.now()];
+      [listedAtLastCount, movedAt] = [listed, Date.now()];
     }
     await new Promise((r) => setTimeout(r, 250));
   }
