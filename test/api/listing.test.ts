@@ -127,6 +127,21 @@ describe('bucketed list pages', () => {
     await expectPages(a.api, '/v1/customers', 'customers', [after, ...bulk.map((d) => d._id).reverse(), before]);
   });
 
+  it('hands concurrent slot requests of one scope consecutive numbers, none twice, from shared counter writes', async () => {
+    const a = await newAccount(api.url);
+    const scope = { accountId: a.account_id, sandbox: null };
+    const headId = `h|customers|${a.account_id}|`;
+    const before = (await ListCounter.findById(headId).lean<{ seq: number }>())?.seq ?? 0;
+    const counts = Array.from({ length: 24 }, (_, i) => 1 + (i % 3)); // 48 slots in 24 requests
+    const slots = (await Promise.all(counts.map((n) => assignListSlots(Customer, scope, n)))).flat();
+    // Numbers before+1 .. before+48, each exactly once (bucket size 4). Concurrent `$inc`s of the
+    // head on FerretDB v1 lose increments and hand a number out twice.
+    const tally = (buckets: number[]) => [...buckets.reduce((m, b) => m.set(b, (m.get(b) ?? 0) + 1), new Map<number, number>())].sort((x, y) => x[0] - y[0]);
+    const expected = Array.from({ length: 48 }, (_, i) => Math.floor((before + i) / 4));
+    expect(tally(slots.map((s) => s.list_bucket))).toEqual(tally(expected));
+    expect((await ListCounter.findById(headId).lean<{ seq: number }>())!.seq).toBe(before + 48);
+  });
+
   it('backfills documents written before buckets, after the bucketed ones, once', async () => {
     const a = await newAccount(api.url);
     const recent: string[] = [];

@@ -1,4 +1,4 @@
-import { Coalescer } from '../../src/lib/coalesce';
+import { Batcher, Coalescer } from '../../src/lib/coalesce';
 
 function deferred() {
   let resolve!: () => void;
@@ -118,5 +118,47 @@ describe('Coalescer', () => {
     // One run served both, and it began after their calls.
     expect(await second).toBe(2);
     expect(await third).toBe(2);
+  });
+});
+
+describe('Batcher', () => {
+  it('serves the callers that arrive during a write with one write after it, each its own answer in call order', async () => {
+    const gate = deferred();
+    const writes: number[][] = [];
+    let next = 1;
+    const b = new Batcher<number, number[]>(async (_key, counts) => {
+      writes.push([...counts]);
+      if (writes.length === 1) await gate.promise;
+      // Consecutive numbers for each caller, as one counter write of the sum would hand out.
+      return counts.map((n) => Array.from({ length: n }, () => next++));
+    });
+    const first = b.run('k', 2);
+    const later = [b.run('k', 1), b.run('k', 3), b.run('k', 1)];
+    await tick();
+    expect(writes).toEqual([[2]]); // the batch waits for the write going
+    gate.resolve();
+    expect(await first).toEqual([1, 2]);
+    expect(await Promise.all(later)).toEqual([[3], [4, 5, 6], [7]]);
+    expect(writes).toEqual([[2], [1, 3, 1]]);
+    expect(b.busy('k')).toBe(false);
+  });
+
+  it('hands a failed write to every caller of its batch, and serves the next batch', async () => {
+    const gate = deferred();
+    let calls = 0;
+    const b = new Batcher<string, string>(async (_key, items) => {
+      calls += 1;
+      if (calls === 1) await gate.promise;
+      if (calls === 2) throw new Error('counter unreachable');
+      return items.map((i) => i.toUpperCase());
+    });
+    const first = b.run('k', 'a');
+    const failed = [b.run('k', 'b'), b.run('k', 'c')];
+    gate.resolve();
+    expect(await first).toBe('A');
+    await expect(failed[0]).rejects.toThrow('counter unreachable');
+    await expect(failed[1]).rejects.toThrow('counter unreachable');
+    expect(await b.run('k', 'd')).toBe('D');
+    expect(b.busy('k')).toBe(false);
   });
 });

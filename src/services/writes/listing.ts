@@ -4,7 +4,7 @@ import { bucketOfSeq, planPage, newestListedFirst, backfillBuckets, BucketCount 
 import { ListCounter, ListCounterDoc } from '../../models/listCounter';
 import { Scope, scopeKey, scopeOfDoc } from '../../models/scope';
 import { isDuplicateKey } from '../../models/errors';
-import { Coalescer } from '../../lib/coalesce';
+import { Batcher, Coalescer } from '../../lib/coalesce';
 
 /** One page of a list, newest first (created_at desc, then id desc) unless told otherwise: the general path. */
 export async function listPage<T>(
@@ -80,15 +80,31 @@ export async function assignListSlot(model: Model<any>, scope: Scope): Promise<L
   return (await assignListSlots(model, scope, 1))[0];
 }
 
-/** The next `count` creation slots of `scope` in `model`'s list, oldest first, in one counter write (documents written in bulk). */
+/**
+ * Sequence numbers of one scope's list handed out by one counter write for all the creates that
+ * asked while the last write went: under a burst (1,000 renewals at one instant) one `$inc` serves
+ * many creates instead of each writing the hot head row. Each caller gets its own consecutive run.
+ */
+const slotNumbers = new Batcher<number, { first: number; size: number }>(async (head, counts) => {
+  const total = counts.reduce((n, c) => n + c, 0);
+  // Through the driver, as the allocation's hot path (ADR 0818): every listed create passes here.
+  const after = (await withUpsertRetry(() =>
+    ListCounter.collection.findOneAndUpdate({ _id: head } as never, { $inc: { seq: total }, $setOnInsert: { size: bucketSize } }, { upsert: true, returnDocument: 'after' }),
+  )) as ListCounterDoc | null;
+  const size = after!.size ?? DEFAULT_BUCKET_SIZE;
+  let next = after!.seq! - total + 1;
+  return counts.map((c) => {
+    const first = next;
+    next += c;
+    return { first, size };
+  });
+});
+
+/** The next `count` creation slots of `scope` in `model`'s list, oldest first (documents written in bulk). */
 export async function assignListSlots(model: Model<any>, scope: Scope, count: number): Promise<ListSlot[]> {
   const list_scope = listScopeOf(scope);
-  // Through the driver, as the allocation's hot path (ADR 0818): every listed create passes here.
-  const head = (await withUpsertRetry(() =>
-    ListCounter.collection.findOneAndUpdate({ _id: headId(model, list_scope) } as never, { $inc: { seq: count }, $setOnInsert: { size: bucketSize } }, { upsert: true, returnDocument: 'after' }),
-  )) as ListCounterDoc | null;
-  const size = head!.size ?? DEFAULT_BUCKET_SIZE;
-  return Array.from({ length: count }, (_, i) => ({ list_scope, list_bucket: bucketOfSeq(head!.seq! - count + 1 + i, size) }));
+  const { first, size } = await slotNumbers.run(headId(model, list_scope), count);
+  return Array.from({ length: count }, (_, i) => ({ list_scope, list_bucket: bucketOfSeq(first + i, size) }));
 }
 
 async function countBucket(model: Model<any>, list_scope: string, list_bucket: number): Promise<number> {
