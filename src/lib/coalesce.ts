@@ -41,14 +41,14 @@ export class Batcher<I, O> {
       const index = slot.queued.items.push(item) - 1;
       return (await slot.queued.result)[index];
     }
-    const batch: Batch<I, O> = { items: [item], result: Promise.resolve([]) };
-    batch.result = slot.tail.then(() => {
+    const items = [item];
+    const result = slot.tail.then(() => {
       // From here, callers that arrive queue behind this run.
       slot.queued = null;
-      return this.launch(key, slot, batch.items);
+      return this.launch(key, slot, items);
     });
-    slot.queued = batch;
-    return (await batch.result)[0];
+    slot.queued = { items, result };
+    return (await result)[0];
   }
 
   /** Whether a run of `key` is going (tests). */

@@ -85,11 +85,11 @@ export async function assignListSlot(model: Model<any>, scope: Scope): Promise<L
  * asked while the last write went: under a burst (1,000 renewals at one instant) one `$inc` serves
  * many creates instead of each writing the hot head row. Each caller gets its own consecutive run.
  */
-const slotNumbers = new Batcher<number, { first: number; size: number }>(async (head, counts) => {
+const slotNumbers = new Batcher<number, { first: number; size: number }>(async (headCounterId, counts) => {
   const total = counts.reduce((n, c) => n + c, 0);
   // Through the driver, as the allocation's hot path (ADR 0818): every listed create passes here.
   const after = (await withUpsertRetry(() =>
-    ListCounter.collection.findOneAndUpdate({ _id: head } as never, { $inc: { seq: total }, $setOnInsert: { size: bucketSize } }, { upsert: true, returnDocument: 'after' }),
+    ListCounter.collection.findOneAndUpdate({ _id: headCounterId } as never, { $inc: { seq: total }, $setOnInsert: { size: bucketSize } }, { upsert: true, returnDocument: 'after' }),
   )) as ListCounterDoc | null;
   const size = after!.size ?? DEFAULT_BUCKET_SIZE;
   let next = after!.seq! - total + 1;
