@@ -8,6 +8,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { useTestDatabase } from '../support/db';
 import { useTimeSkippingApi } from '../support/temporal';
 import { newAccount } from '../support/api';
+import { waitFor } from '../support/wait';
 import { createTestWorker, fixtureHistory, recordHistory, replay } from '../support/workflows';
 import { testDependencies } from '../support/dependencies';
 import { workflowIds } from '../../src/temporal/workflowIds';
@@ -52,15 +53,7 @@ const state = (scope: { accountId: string; sandbox: null }, kind: 'mrr' | 'colle
  * loaded machine the seeded subscriptions' renewals a month away fired, each one marking the
  * rollups and starting more work, until the test ran out of time (CI, 2026-11-29).
  */
-async function until<T>(what: string, check: () => Promise<T | null | undefined | false>): Promise<T> {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`${what}: not after 60 s`);
-    await stack.env.sleep(1_000);
-  }
-}
+const until = <T>(what: string, check: () => Promise<T | null | undefined | false>) => waitFor(check, what, 60_000, () => stack.env.sleep(1_000));
 
 /** Until these rollups are current (rebuilt after the debounce, a couple of the server's seconds). */
 function rollupsCurrent(scope: { accountId: string; sandbox: null }, kinds: ('mrr' | 'collections' | 'receivables')[]) {
