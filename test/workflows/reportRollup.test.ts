@@ -101,7 +101,10 @@ describe('report rollup workflow', () => {
       expect(s!.built_gen).toBe((await ReportRollupMark.findById(rollupStateId(scope, 'collections')).lean<ReportRollupMarkDoc>())!.dirty_gen);
       // The overview's receivables totals from the rollup: the invoice is open (paid in part or not at all).
       // The payment's allocation (its own workflow) marks both again: rebuilt once more, still the live answer.
-      await until('the payment allocated', async () => (await a.api.get(`/v1/crypto_transactions/${tx.body.id}`)).body.allocations.length > 0);
+      // Its local activity recorded: the allocation written and the rollups marked after it.
+      const allocation = stack.env.client.workflow.getHandle(workflowIds.allocation(customer.id));
+      await until('the allocation recorded', async () => (await allocation.fetchHistory()).events!.some((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity'));
+      expect((await a.api.get(`/v1/crypto_transactions/${tx.body.id}`)).body.allocations.length).toBeGreaterThan(0);
       await rollupsCurrent(scope, ['mrr', 'collections', 'receivables']);
       const src2 = await loadCollectionsSource(scope);
       expect((await a.api.get('/v1/reports/collections')).body.months).toEqual(collectionsReport(src2.transactions, src2.markedPaid, monthsBetween(from, thisMonth)).months);
