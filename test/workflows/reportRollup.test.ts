@@ -8,7 +8,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { useTestDatabase } from '../support/db';
 import { useTimeSkippingApi } from '../support/temporal';
 import { newAccount } from '../support/api';
-import { waitFor } from '../support/wait';
+import { sleep, waitFor } from '../support/wait';
 import { createTestWorker, fixtureHistory, recordHistory, replay } from '../support/workflows';
 import { testDependencies } from '../support/dependencies';
 import { workflowIds } from '../../src/temporal/workflowIds';
@@ -118,10 +118,10 @@ describe('report rollup workflow', () => {
         const fromRollup = await receivables(scope, {});
         const totals = await receivablesTotals(scope);
         const live = ageInvoices((await loadOpenInvoices(scope)).map(({ created_at: _, ...i }) => i), today);
-        // A renewal's invoice written between the two reads (its mark follows its write): read again.
+        // A write between the two reads (its mark follows it): read again.
         const settled = (await readReceivablesRollup(scope)) !== null && isDeepStrictEqual(fromRollup.aging, live);
         if (!settled && tries < 15) {
-          await new Promise((r) => setTimeout(r, 500));
+          await sleep(500);
           continue;
         }
         expect(fromRollup.aging).toEqual(live);
