@@ -19,7 +19,7 @@ export async function runApiBench(apiUrl: string): Promise<string[]> {
   // 10,000 customers, written straight to the collection (seeding is not what is measured), in
   // the account's list as creates put them (slots in creation order, oldest first).
   const now = Date.now();
-  const slots = await assignListSlots(Customer, { accountId: account.account_id, sandbox: null }, 10_000);
+  const { slots, sealed } = await assignListSlots(Customer, { accountId: account.account_id, sandbox: null }, 10_000);
   const docs = Array.from({ length: 10_000 }, (_, i) => ({
     _id: newId(ID_PREFIX.customer),
     account_id: account.account_id,
@@ -32,7 +32,7 @@ export async function runApiBench(apiUrl: string): Promise<string[]> {
     ...slots[i],
   }));
   for (let i = 0; i < docs.length; i += 1000) await Customer.collection.insertMany(docs.slice(i, i + 1000) as any[]);
-  await recountListSlots(Customer, slots);
+  await recountListSlots(Customer, [...slots, ...sealed]);
   const targetId = docs[5000]._id;
 
   const bare = new Koa();

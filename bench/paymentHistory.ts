@@ -152,7 +152,7 @@ async function seedPaidInvoices(scope: { accountId: string; sandbox: null }, cus
   const issued = new Date(Date.UTC(2024, 0, 1));
   for (let done = 0; done < count; done += 1000) {
     const n = Math.min(1000, count - done);
-    const slots = await assignListSlots(Invoice, scope, n);
+    const { slots, sealed } = await assignListSlots(Invoice, scope, n);
     const docs = slots.map((slot, i) => {
       const id = newId(ID_PREFIX.invoice);
       const customerId = customerIds[(done + i) % customerIds.length];
@@ -165,7 +165,7 @@ async function seedPaidInvoices(scope: { accountId: string; sandbox: null }, cus
       };
     });
     await insertInBatches(Invoice, docs);
-    await recountListSlots(Invoice, docs);
+    await recountListSlots(Invoice, [...docs, ...sealed]);
   }
   return (performance.now() - started) / 1000;
 }

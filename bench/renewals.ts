@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import { createAccount } from '../src/services/accounts/accounts';
 import { Invoice } from '../src/models/invoice';
 import { Subscription } from '../src/models/subscription';
-import { listedTotal } from '../src/services/writes/listing';
+import { listedTotal, listSlotsHandedOut } from '../src/services/writes/listing';
 import { newId, ID_PREFIX } from '../src/lib/ids';
 import { pool, retryBusy, target } from './support';
 import { cpuBetween, cpuLine, cpuTarget, measureInsertBaseline, readCpu } from './cpu';
@@ -130,27 +130,31 @@ export async function runRenewalBench(apiUrl: string): Promise<string[]> {
       ...targets(0, expected, null, peakRssMiB(process.env.BENCH_WORKER_PID)),
     ];
   }
-  // Polled by the account's invoice list total (one read of its small bucket counts), and
+  // Polled by the slots the account's invoice list has handed out (one read of its head by `_id`:
+  // each create takes one just before its insert), then, once every renewal has taken one, by the
+  // list's total (its kept counts, and the newest bucket counted, about 50 invoices decoded), and
   // confirmed by the exact count, which decodes every renewal invoice so far: polled every 250 ms
   // it cost the window more than a tenth of what it measured, and run every 4 s (should a bucket
   // count lag) it still read about 5,000 invoices a window (about 1 ms of FerretDB a renewal, at
-  // 0.24 ms an invoice, ADR 0608). So it runs once the total is reached, or when the total has
-  // not moved for STALLED_MS (a count left behind), and not again until the total moves or
-  // STALLED_MS more pass.
+  // 0.24 ms an invoice, ADR 0608). So it runs once the total is reached, or when neither has
+  // moved for STALLED_MS (a create that failed, a count left behind), and not again until the
+  // total moves or STALLED_MS more pass.
   const STALLED_MS = 5_000;
   const scope = { accountId: account.account_id, sandbox: null };
   const listedBefore = await listedTotal(Invoice, scope);
+  const slotsBefore = await listSlotsHandedOut(Invoice, scope);
   await new Promise((r) => setTimeout(r, Math.max(0, instant.getTime() - Date.now())));
   const cpuBefore = readCpu();
   let count = 0;
   const deadline = instant.getTime() + 300_000;
-  let listed = listedBefore;
+  let progress = 0;
   let movedAt = Date.now();
   let listedAtLastCount: number | null = null;
   while (Date.now() < deadline) {
-    const now = await listedTotal(Invoice, scope);
-    if (now !== listed) [listed, movedAt] = [now, Date.now()];
-    if ((listed >= listedBefore + expected && listed !== listedAtLastCount) || Date.now() - movedAt >= STALLED_MS) {
+    const begun = (await listSlotsHandedOut(Invoice, scope)) - slotsBefore;
+    const listed = begun >= expected ? (await listedTotal(Invoice, scope)) - listedBefore : null;
+    if (begun + (listed ?? 0) !== progress) [progress, movedAt] = [begun + (listed ?? 0), Date.now()];
+    if ((listed !== null && listed >= expected && listed !== listedAtLastCount) || Date.now() - movedAt >= STALLED_MS) {
       count = await Invoice.countDocuments(renewals);
       if (count >= expected) break;
       [listedAtLastCount, movedAt] = [listed, Date.now()];

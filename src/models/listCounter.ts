@@ -4,7 +4,9 @@ import { Schema, model } from 'mongoose';
  * Counters of bucketed lists (src/services/writes/listing.ts), every one read and written by `_id`
  * except the per-scope read of a list's bucket counts (`key` equality, pushed down):
  * - head `h|<collection>|<account>|<sandbox or ''>`: `seq` (last creation sequence number
- *   handed out) and `size` (bucket size, fixed when the scope's first document is listed);
+ *   handed out), `size` (bucket size, fixed when the scope's first document is listed),
+ *   `counted_through` (the highest bucket whose count is kept; pages count the ones above) and
+ *   `key` (so that the read of a list's counts finds the head too);
  * - bucket `b|<collection>|<account>|<sandbox or ''>|<bucket>`: `key` (the same without `b|`
  *   and bucket), `bucket`, `count` (documents in it);
  * - `backfill|<collection>`: the start-up backfill of that collection is done.
@@ -17,6 +19,7 @@ const listCounterSchema = new Schema(
     count: { type: Number },
     seq: { type: Number },
     size: { type: Number },
+    counted_through: { type: Number },
   },
   { versionKey: false },
 );
@@ -29,6 +32,7 @@ export interface ListCounterDoc {
   count?: number;
   seq?: number;
   size?: number;
+  counted_through?: number;
 }
 export const ListCounter = model('ListCounter', listCounterSchema, 'list_counters');
 

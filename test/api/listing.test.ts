@@ -5,7 +5,7 @@
  */
 import { useTestDatabase } from '../support/db';
 import { newAccount, startTestApi, TestApi, Client } from '../support/api';
-import { setListBucketSize, backfillListSlots, assignListSlots, recountListSlots, listedTotal } from '../../src/services/writes/listing';
+import { setListBucketSize, backfillListSlots, assignListSlots, recountListSlots, listedTotal, listSlotsHandedOut, ListSlot } from '../../src/services/writes/listing';
 import { ListCounter } from '../../src/models/listCounter';
 import { Product } from '../../src/models/product';
 import { Customer } from '../../src/models/customer';
@@ -30,6 +30,12 @@ async function expectPages(c: Client, path: string, key: string, newestFirst: st
     expect(res.body[key].map((x: { id: string }) => x.id)).toEqual(newestFirst.slice((page - 1) * PAGE, page * PAGE));
     expect(res.body.pagination).toEqual({ page, pages, count: newestFirst.length });
   }
+}
+
+/** The kept bucket counts of a list (`<collection>|<account>|<sandbox or ''>`), by bucket. */
+async function bucketCounts(key: string): Promise<{ _id: string; bucket: number; count: number }[]> {
+  const docs = await ListCounter.find({ key }).lean<{ _id: string; bucket?: number; count: number }[]>();
+  return docs.filter((d) => typeof d.bucket === 'number').sort((x, y) => x.bucket! - y.bucket!) as { _id: string; bucket: number; count: number }[];
 }
 
 /** Plain sort of the scope's products, as the general path would answer. */
@@ -77,13 +83,17 @@ describe('bucketed list pages', () => {
     const a = await newAccount(api.url);
     const ids: string[] = [];
     for (let i = 0; i < 10; i++) ids.unshift((await a.api.post('/v1/products', { name: `p${i}` })).body.id);
-    const counters = await ListCounter.find({ key: `products|${a.account_id}|` }).lean<{ _id: string; bucket: number; count: number }[]>();
-    expect(counters.map((c) => [c.bucket, c.count]).sort()).toEqual([[0, 4], [1, 4], [2, 2]]);
+    // Sequence 1-10 in buckets of 4: the head is in bucket 2, so buckets 0 and 1 have kept counts.
+    const counters = await bucketCounts(`products|${a.account_id}|`);
+    expect(counters.map((c) => [c.bucket, c.count])).toEqual([[0, 4], [1, 4]]);
+    await ListCounter.updateOne({ _id: counters.find((c) => c.bucket === 0)!._id }, { $set: { count: 0 } });
     await ListCounter.updateOne({ _id: counters.find((c) => c.bucket === 1)!._id }, { $set: { count: 9 } });
-    await ListCounter.updateOne({ _id: counters.find((c) => c.bucket === 2)!._id }, { $set: { count: 0 } });
     await expectPages(a.api, '/v1/products', 'products', ids);
-    const fixed = await ListCounter.find({ key: `products|${a.account_id}|` }).lean<{ bucket: number; count: number }[]>();
-    expect(fixed.map((c) => [c.bucket, c.count]).sort()).toEqual([[0, 4], [1, 4], [2, 2]]);
+    expect((await bucketCounts(`products|${a.account_id}|`)).map((c) => [c.bucket, c.count])).toEqual([[0, 4], [1, 4]]);
+    // A kept count lost (its process died before writing it): the page counts that bucket and keeps it.
+    await ListCounter.deleteOne({ _id: counters.find((c) => c.bucket === 0)!._id });
+    await expectPages(a.api, '/v1/products', 'products', ids);
+    expect((await bucketCounts(`products|${a.account_id}|`)).map((c) => [c.bucket, c.count])).toEqual([[0, 4], [1, 4]]);
   });
 
   it('keeps every customer and wallet listed under concurrent creates, and counts customer deletes', async () => {
@@ -114,7 +124,7 @@ describe('bucketed list pages', () => {
     const a = await newAccount(api.url);
     const before = (await a.api.post('/v1/customers', { email: 'before@example.com' })).body.id as string;
     // 11 customers written in one insert with 11 slots from one counter write (bucket size 4: they span buckets).
-    const slots = await assignListSlots(Customer, { accountId: a.account_id, sandbox: null }, 11);
+    const { slots, sealed } = await assignListSlots(Customer, { accountId: a.account_id, sandbox: null }, 11);
     expect(slots).toHaveLength(11);
     const now = Date.now();
     const bulk = slots.map((slot, i) => ({
@@ -122,7 +132,7 @@ describe('bucketed list pages', () => {
       created_at: new Date(now + i), updated_at: new Date(now + i), ...slot,
     }));
     await Customer.collection.insertMany(bulk as never[]);
-    await recountListSlots(Customer, slots);
+    await recountListSlots(Customer, [...slots, ...sealed]);
     const after = (await a.api.post('/v1/customers', { email: 'after@example.com' })).body.id as string;
     await expectPages(a.api, '/v1/customers', 'customers', [after, ...bulk.map((d) => d._id).reverse(), before]);
   });
@@ -133,13 +143,54 @@ describe('bucketed list pages', () => {
     const headId = `h|customers|${a.account_id}|`;
     const before = (await ListCounter.findById(headId).lean<{ seq: number }>())?.seq ?? 0;
     const counts = Array.from({ length: 24 }, (_, i) => 1 + (i % 3)); // 48 slots in 24 requests
-    const slots = (await Promise.all(counts.map((n) => assignListSlots(Customer, scope, n)))).flat();
+    const slots = (await Promise.all(counts.map((n) => assignListSlots(Customer, scope, n)))).flatMap((r) => r.slots);
     // Numbers before+1 .. before+48, each exactly once (bucket size 4). Concurrent `$inc`s of the
     // head on FerretDB v1 lose increments and hand a number out twice.
     const tally = (buckets: number[]) => [...buckets.reduce((m, b) => m.set(b, (m.get(b) ?? 0) + 1), new Map<number, number>())].sort((x, y) => x[0] - y[0]);
     const expected = Array.from({ length: 48 }, (_, i) => Math.floor((before + i) / 4));
     expect(tally(slots.map((s) => s.list_bucket))).toEqual(tally(expected));
-    expect((await ListCounter.findById(headId).lean<{ seq: number }>())!.seq).toBe(before + 48);
+    expect(await listSlotsHandedOut(Customer, scope)).toBe(before + 48);
+  });
+
+  it('counts a create whose bucket the head moved past while it was written', async () => {
+    const a = await newAccount(api.url);
+    const scope = { accountId: a.account_id, sandbox: null };
+    const key = `customers|${a.account_id}|`;
+    const customer = (i: number, slot: ListSlot) => ({
+      _id: newId(ID_PREFIX.customer), account_id: a.account_id, sandbox: null, email: `late${i}@example.com`, first_name: null, last_name: null,
+      created_at: new Date(Date.now() + i), updated_at: new Date(Date.now() + i), ...slot,
+    });
+    // A slot taken in the newest bucket, its insert slow: meanwhile 9 more creates move the head two buckets on.
+    const late = await assignListSlots(Customer, scope, 1);
+    const others = await assignListSlots(Customer, scope, 9);
+    const written = others.slots.map((slot, i) => customer(i + 1, slot));
+    await Customer.collection.insertMany(written as never[]);
+    await recountListSlots(Customer, [...written, ...others.sealed]);
+    const head = await ListCounter.findById(`h|${key}`).lean<{ counted_through: number }>();
+    expect(head!.counted_through).toBeGreaterThanOrEqual(late.slots[0].list_bucket);
+    // The late insert lands after its bucket's count was kept without it, and keeps it right itself.
+    const lateDoc = customer(0, late.slots[0]);
+    await Customer.collection.insertOne(lateDoc as never);
+    await recountListSlots(Customer, [lateDoc]);
+    expect(await listedTotal(Customer, scope)).toBe(10);
+    const kept = (await bucketCounts(key)).find((c) => c.bucket === late.slots[0].list_bucket);
+    expect(kept?.count).toBe(await Customer.countDocuments({ list_scope: late.slots[0].list_scope, list_bucket: late.slots[0].list_bucket }));
+    expect((await a.api.get('/v1/customers')).body.pagination.count).toBe(10);
+  });
+
+  it('keeps a list started before kept counts right as its head starts keeping them', async () => {
+    const a = await newAccount(api.url);
+    const key = `products|${a.account_id}|`;
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++) ids.unshift((await a.api.post('/v1/products', { name: `p${i}` })).body.id);
+    // As an earlier version left it: no mark on the head, every bucket counted.
+    await ListCounter.updateOne({ _id: `h|${key}` }, { $unset: { counted_through: 1, key: 1 } });
+    await ListCounter.updateOne({ _id: `b|${key}|1` }, { $set: { key, bucket: 1, count: 2 } }, { upsert: true });
+    await expectPages(a.api, '/v1/products', 'products', ids);
+    for (let i = 6; i < 14; i++) ids.unshift((await a.api.post('/v1/products', { name: `p${i}` })).body.id);
+    expect((await ListCounter.findById(`h|${key}`).lean<{ counted_through: number }>())!.counted_through).toBe(2);
+    await expectPages(a.api, '/v1/products', 'products', ids);
+    expect((await bucketCounts(key)).map((c) => [c.bucket, c.count])).toEqual([[0, 4], [1, 4], [2, 4]]);
   });
 
   it('backfills documents written before buckets, after the bucketed ones, once', async () => {

@@ -13,7 +13,6 @@
 import { Invoice, InvoiceDoc, INVOICE_STATUSES, InvoiceStatus } from '../../models/invoice';
 import { CryptoTransaction, CryptoTransactionDoc } from '../../models/cryptoTransaction';
 import { Event, EventDoc } from '../../models/event';
-import { ListCounter, ListCounterDoc } from '../../models/listCounter';
 import { Customer, CustomerDoc } from '../../models/customer';
 import { findIn } from '../../models/pushdown';
 import { Scope, scopeFilter, inScope } from '../../models/scope';
@@ -28,7 +27,7 @@ import type { Dependencies } from '../../dependencies';
 import { presentInvoiceWithLinks } from '../billing/invoiceLinks';
 import { findInvoice } from '../billing/invoices';
 import { cryptoAllocationsOf } from '../billing/invoiceWrites';
-import { listScopeOf, listScopePage } from '../writes/listing';
+import { listedBuckets, listScopeOf, listScopePage } from '../writes/listing';
 import { balanceOf, customerLabels, CustomerLabel, ensureSearchTerms, paymentSource } from './consoleCustomers';
 import { auditEntriesOf } from './consoleAudit';
 
@@ -118,8 +117,7 @@ export async function invoiceTable(scope: Scope, filter: InvoiceFilter): Promise
   }
   // The walk: buckets newest first, until the page and one more match are found.
   const list_scope = listScopeOf(scope);
-  const counts = await ListCounter.find({ key: `${Invoice.collection.collectionName}|${list_scope}` }).lean<ListCounterDoc[]>();
-  const buckets = counts.filter((c) => typeof c.bucket === 'number' && (c.count ?? 0) > 0).map((c) => c.bucket!).sort((a, b) => b - a);
+  const buckets = await listedBuckets(Invoice, scope);
   const matched: InvoiceDoc[] = [];
   let next = 0;
   while (next < buckets.length && matched.length <= skip + limit) {

@@ -4,7 +4,7 @@ import { bucketOfSeq, planPage, newestListedFirst, backfillBuckets, BucketCount 
 import { ListCounter, ListCounterDoc } from '../../models/listCounter';
 import { Scope, scopeKey, scopeOfDoc } from '../../models/scope';
 import { isDuplicateKey } from '../../models/errors';
-import { Batcher, Coalescer } from '../../lib/coalesce';
+import { Batcher, Coalescer, sharedReads } from '../../lib/coalesce';
 
 /** One page of a list, newest first (created_at desc, then id desc) unless told otherwise: the general path. */
 export async function listPage<T>(
@@ -34,15 +34,19 @@ export async function listPage<T>(
 //
 // FerretDB v1 updates are read-modify-write in Go, not atomic: concurrent `$inc`s lose
 // increments (measured: 200 concurrent `$inc`s left 8 to 86). So a count is never incremented:
-// after an insert or delete the bucket is recounted (equality query, at most about `size`
-// documents), the count `$set`, and recounted again until both agree, so the last `$set` to
-// land is always a verified one. A process dying between its insert and its count leaves a
-// count behind: a page that reads a bucket whose size differs from its count corrects it and
-// plans the page again (buckets counted 0 inside the window are read too). A duplicated
-// sequence number only makes a bucket slightly bigger.
+// a bucket's count is kept only once the head has moved past it (`counted_through` on the head,
+// ADR 0608), and then the bucket is recounted (equality query, at most about `size` documents),
+// the count `$set`, and recounted again until both agree, so the last `$set` to land is always a
+// verified one. Buckets above `counted_through` (the newest, the one the creates go to) are
+// counted when a page is read, from the documents it reads anyway; their creates write no count.
+// A create or delete reads `counted_through` after its write and recounts its bucket if the head
+// has moved past it meanwhile: either it sees the mark, or the recount after the mark sees its
+// write. A process dying before a count leaves it behind: a page that reads a bucket whose size
+// differs from its count corrects it and plans the page again, and a kept bucket with no count
+// yet is counted at read. A duplicated sequence number only makes a bucket slightly bigger.
 
-// Each listed create recounts its bucket, and FerretDB decodes every document of it to count:
-// 50 halves that against 100, and a page still reads at most two buckets (ADR 0608).
+// A recount decodes every document of its bucket in FerretDB: 50 halves that against 100, and a
+// page still reads at most two buckets (ADR 0608).
 const DEFAULT_BUCKET_SIZE = 50;
 let bucketSize = DEFAULT_BUCKET_SIZE;
 
@@ -55,12 +59,20 @@ export function setListBucketSize(size: number): void {
 // Stored in every listed document (`list_scope`): its format must not change.
 export const listScopeOf = (scope: Scope): string => scopeKey(scope);
 const counterKey = (model: Model<any>, listScope: string) => `${model.collection.collectionName}|${listScope}`;
-const headId = (model: Model<any>, listScope: string) => `h|${counterKey(model, listScope)}`;
+const HEAD_PREFIX = 'h|';
+const headId = (model: Model<any>, listScope: string) => `${HEAD_PREFIX}${counterKey(model, listScope)}`;
 const bucketId = (model: Model<any>, listScope: string, bucket: number) => `b|${counterKey(model, listScope)}|${bucket}`;
 
 export interface ListSlot {
   list_scope: string;
   list_bucket: number;
+}
+
+/** Slots handed out, and the buckets whose counts are kept from now on (recount them after the insert). */
+export interface ListSlots {
+  slots: ListSlot[];
+  /** Buckets the head moved past with these slots: their counts start being kept. */
+  sealed: ListSlot[];
 }
 
 async function withUpsertRetry<T>(op: () => Promise<T>): Promise<T> {
@@ -75,36 +87,52 @@ async function withUpsertRetry<T>(op: () => Promise<T>): Promise<T> {
   }
 }
 
-/** The next creation slot of `scope` in `model`'s list. */
-export async function assignListSlot(model: Model<any>, scope: Scope): Promise<ListSlot> {
-  return (await assignListSlots(model, scope, 1))[0];
-}
-
 /**
  * Sequence numbers of one scope's list handed out by one counter write for all the creates that
  * asked while the last write went: under a burst (1,000 renewals at one instant) one `$inc` serves
  * many creates instead of each writing the hot head row. Each caller gets its own consecutive run.
+ * When the head enters a new bucket, the ones below it start having their counts kept: the mark is
+ * written here, where no other write of this head runs in this process, and the run's callers
+ * recount the sealed buckets after their inserts.
  */
-const slotNumbers = new Batcher<number, { first: number; size: number }>(async (headCounterId, counts) => {
+const slotNumbers = new Batcher<number, { first: number; size: number; sealed: number[] }>(async (headCounterId, counts) => {
   const total = counts.reduce((n, c) => n + c, 0);
   // Through the driver, as the allocation's hot path (ADR 0818): every listed create passes here.
+  // `key` lets a page's one read of the counters find the head too.
   const after = (await withUpsertRetry(() =>
-    ListCounter.collection.findOneAndUpdate({ _id: headCounterId } as never, { $inc: { seq: total }, $setOnInsert: { size: bucketSize } }, { upsert: true, returnDocument: 'after' }),
+    ListCounter.collection.findOneAndUpdate(
+      { _id: headCounterId } as never,
+      { $inc: { seq: total }, $set: { key: headCounterId.slice(HEAD_PREFIX.length) }, $setOnInsert: { size: bucketSize, counted_through: -1 } },
+      { upsert: true, returnDocument: 'after' },
+    ),
   )) as ListCounterDoc | null;
   const size = after!.size ?? DEFAULT_BUCKET_SIZE;
+  const keepThrough = bucketOfSeq(after!.seq!, size) - 1;
+  const marked = after!.counted_through;
+  let sealed: number[] = [];
+  if (marked === undefined || marked === null || keepThrough > marked) {
+    // A scope listed before the mark existed recounted every bucket on each create: all its
+    // buckets are kept already. A lost update between processes can only lower the mark, which
+    // makes pages count more buckets themselves, never fewer.
+    await ListCounter.collection.updateOne({ _id: headCounterId } as never, { $max: { counted_through: keepThrough } });
+    if (typeof marked === 'number') sealed = Array.from({ length: keepThrough - marked }, (_, i) => marked + 1 + i);
+  }
   let next = after!.seq! - total + 1;
   return counts.map((c) => {
     const first = next;
     next += c;
-    return { first, size };
+    return { first, size, sealed };
   });
 });
 
 /** The next `count` creation slots of `scope` in `model`'s list, oldest first (documents written in bulk). */
-export async function assignListSlots(model: Model<any>, scope: Scope, count: number): Promise<ListSlot[]> {
+export async function assignListSlots(model: Model<any>, scope: Scope, count: number): Promise<ListSlots> {
   const list_scope = listScopeOf(scope);
-  const { first, size } = await slotNumbers.run(headId(model, list_scope), count);
-  return Array.from({ length: count }, (_, i) => ({ list_scope, list_bucket: bucketOfSeq(first + i, size) }));
+  const { first, size, sealed } = await slotNumbers.run(headId(model, list_scope), count);
+  return {
+    slots: Array.from({ length: count }, (_, i) => ({ list_scope, list_bucket: bucketOfSeq(first + i, size) })),
+    sealed: sealed.map((list_bucket) => ({ list_scope, list_bucket })),
+  };
 }
 
 async function countBucket(model: Model<any>, list_scope: string, list_bucket: number): Promise<number> {
@@ -122,14 +150,31 @@ async function setBucketCount(model: Model<any>, list_scope: string, bucket: num
 // bucket each, and most of FerretDB's work; docs/adr/0609-coalesced-follow-up-writes.md).
 const recounts = new Coalescer();
 
-/** Recounts the buckets of `docs` (after they were inserted or deleted). */
+/**
+ * The head's `counted_through`, read after the caller's write (concurrent callers share a read that
+ * starts after each one's call). Undefined where the scope has no head or predates the mark: then
+ * every bucket's count is kept.
+ */
+const readCountedThrough = sharedReads(async (headCounterId) => {
+  const head = (await ListCounter.collection.findOne({ _id: headCounterId } as never, { projection: { counted_through: 1 } })) as ListCounterDoc | null;
+  return typeof head?.counted_through === 'number' ? head.counted_through : undefined;
+});
+
+/**
+ * Keeps the counts of the buckets of `docs` right after they were inserted or deleted (or of the
+ * buckets an `assignListSlots` sealed): recounts those whose counts are kept; pages count the others.
+ */
 export async function recountListSlots(model: Model<any>, docs: ReadonlyArray<{ list_scope?: string | null; list_bucket?: number | null }>): Promise<void> {
   const slots = new Map<string, ListSlot>();
   for (const d of docs) {
     if (typeof d.list_scope !== 'string' || typeof d.list_bucket !== 'number') continue;
     slots.set(`${d.list_scope}|${d.list_bucket}`, { list_scope: d.list_scope, list_bucket: d.list_bucket });
   }
+  const marks = new Map<string, number | undefined>();
   for (const s of slots.values()) {
+    if (!marks.has(s.list_scope)) marks.set(s.list_scope, await readCountedThrough(headId(model, s.list_scope)));
+    const mark = marks.get(s.list_scope);
+    if (mark !== undefined && s.list_bucket > mark) continue;
     await recounts.run(bucketId(model, s.list_scope, s.list_bucket), () => recountBucket(model, s.list_scope, s.list_bucket));
   }
 }
@@ -146,33 +191,75 @@ async function recountBucket(model: Model<any>, list_scope: string, list_bucket:
   }
 }
 
-/** `model.create(fields)` with a list slot, and the slot's bucket recounted. Returns the created document. */
+/** `model.create(fields)` with a list slot, and the counts it concerns kept. Returns the created document. */
 export async function createListed<T = any>(model: Model<any>, scope: Scope, fields: Record<string, unknown>): Promise<T> {
-  const slot = await assignListSlot(model, scope);
-  const created = await model.create({ ...fields, ...slot });
-  await recountListSlots(model, [slot]);
+  const { slots, sealed } = await assignListSlots(model, scope, 1);
+  // Sealed buckets are recounted whether or not the create succeeds (else a page would count them).
+  const [created] = await Promise.all([model.create({ ...fields, ...slots[0] }), recountListSlots(model, sealed)]);
+  await recountListSlots(model, slots);
   return created as T;
 }
 
-async function readBucketCounts(model: Model<any>, list_scope: string): Promise<BucketCount[]> {
-  const docs = await ListCounter.find({ key: counterKey(model, list_scope) }).lean<ListCounterDoc[]>();
-  return docs.filter((d) => typeof d.bucket === 'number').map((d) => ({ bucket: d.bucket!, count: d.count ?? 0 }));
+/** A scope's list as its counters tell it: the kept counts, and the buckets a reader counts itself. */
+interface ListCounts {
+  kept: BucketCount[];
+  /** Newest and not-yet-counted buckets: counted from their documents. */
+  counted: number[];
+  /** The head's `counted_through`, or null where every bucket's count is kept. */
+  keptThrough: number | null;
 }
 
-/** How many of `scope`'s documents the list of `model` holds (a page's total), from its bucket counts: one small read. */
+async function readListCounts(model: Model<any>, list_scope: string): Promise<ListCounts> {
+  // One read: the head carries `key` too (since `counted_through` exists).
+  const docs = await ListCounter.find({ key: counterKey(model, list_scope) }).lean<ListCounterDoc[]>();
+  const entries = docs.filter((d) => typeof d.bucket === 'number').map((d) => ({ bucket: d.bucket!, count: d.count ?? 0 }));
+  const head = docs.find((d) => d._id === headId(model, list_scope));
+  if (typeof head?.counted_through !== 'number' || typeof head.seq !== 'number' || head.seq < 1) return { kept: entries, counted: [], keptThrough: null };
+  const keptThrough = head.counted_through;
+  const kept = entries.filter((c) => c.bucket <= keptThrough);
+  const have = new Set(kept.map((c) => c.bucket));
+  const counted: number[] = [];
+  for (let b = 0; b <= keptThrough; b++) if (!have.has(b)) counted.push(b);
+  for (let b = keptThrough + 1; b <= bucketOfSeq(head.seq, head.size ?? DEFAULT_BUCKET_SIZE); b++) counted.push(b);
+  return { kept, counted, keptThrough };
+}
+
+const readBucket = <T>(model: Model<any>, list_scope: string, list_bucket: number) => model.find({ list_scope, list_bucket }).lean<(T & { _id: string; created_at: Date })[]>();
+
+/** How many of `scope`'s documents the list of `model` holds (a page's total): its kept counts, and the newest buckets counted. */
 export async function listedTotal(model: Model<any>, scope: Scope): Promise<number> {
-  return (await readBucketCounts(model, listScopeOf(scope))).reduce((n, c) => n + c.count, 0);
+  const list_scope = listScopeOf(scope);
+  const { kept, counted } = await readListCounts(model, list_scope);
+  const live = await Promise.all(counted.map((b) => countBucket(model, list_scope, b)));
+  return kept.reduce((n, c) => n + c.count, 0) + live.reduce((n, c) => n + c, 0);
+}
+
+/** How many slots `scope`'s list in `model` has handed out (creates begun, failed ones too): one read by `_id`. */
+export async function listSlotsHandedOut(model: Model<any>, scope: Scope): Promise<number> {
+  const head = (await ListCounter.collection.findOne({ _id: headId(model, listScopeOf(scope)) } as never, { projection: { seq: 1 } })) as ListCounterDoc | null;
+  return head?.seq ?? 0;
+}
+
+/** The buckets of `scope`'s list in `model` that may hold documents, newest first (for walks with a filter). */
+export async function listedBuckets(model: Model<any>, scope: Scope): Promise<number[]> {
+  const { kept, counted } = await readListCounts(model, listScopeOf(scope));
+  return [...kept.filter((c) => c.count > 0).map((c) => c.bucket), ...counted].sort((a, b) => b - a);
 }
 
 /** Page `page` of `scope`'s documents in `model`, newest first (creation order). */
 export async function listScopePage<T>(model: Model<any>, scope: Scope, page: number): Promise<{ items: T[]; pagination: Pagination }> {
   const { skip, limit } = pageWindow(page);
   const list_scope = listScopeOf(scope);
-  let counts = await readBucketCounts(model, list_scope);
+  const { kept, counted, keptThrough } = await readListCounts(model, list_scope);
+  // The newest buckets are read whole to be counted; page 1 reads them anyway.
+  const read = new Map(await Promise.all(counted.map(async (b) => [b, await readBucket<T>(model, list_scope, b)] as const)));
+  const firstCounts = [...read].filter(([b]) => keptThrough !== null && b <= keptThrough).map(([bucket, docs]) => ({ bucket, count: docs.length }));
+  await Promise.all(firstCounts.map((c) => setBucketCount(model, list_scope, c.bucket, c.count)));
+  let counts: BucketCount[] = [...kept, ...[...read].map(([bucket, docs]) => ({ bucket, count: docs.length }))];
   for (let attempt = 0; ; attempt++) {
     const plan = planPage(counts, skip, limit);
-    const fetched = await Promise.all(plan.buckets.map((b) => model.find({ list_scope, list_bucket: b }).lean<(T & { _id: string; created_at: Date })[]>()));
-    const stale = plan.buckets.map((b, i) => ({ bucket: b, count: fetched[i].length })).filter((c) => c.count !== counts.find((x) => x.bucket === c.bucket)?.count);
+    const fetched = await Promise.all(plan.buckets.map((b) => read.get(b) ?? readBucket<T>(model, list_scope, b)));
+    const stale = plan.buckets.map((b, i) => ({ bucket: b, count: fetched[i].length })).filter((c) => !read.has(c.bucket) && c.count !== counts.find((x) => x.bucket === c.bucket)?.count);
     if (stale.length === 0 || attempt >= 3) {
       const items = fetched.flat().sort(newestListedFirst).slice(plan.offset, plan.offset + limit);
       return { items: items as T[], pagination: pagination(page, plan.total) };
@@ -203,7 +290,7 @@ export async function backfillListSlots(models: ReadonlyArray<Model<any>>): Prom
     }
     for (const [list_scope, docs] of byScope) {
       docs.sort((a, b) => -newestListedFirst(a, b)); // oldest first
-      const lowest = Math.min(0, ...(await readBucketCounts(model, list_scope)).map((c) => c.bucket));
+      const lowest = Math.min(0, ...(await readListCounts(model, list_scope)).kept.map((c) => c.bucket));
       const buckets = backfillBuckets(docs.length, bucketSize, lowest);
       for (let i = 0; i < docs.length; i += 500) {
         const ops = docs.slice(i, i + 500).map((d, j) => ({ updateOne: { filter: { _id: d._id }, update: { $set: { list_scope, list_bucket: buckets[i + j] } } } }));
