@@ -251,15 +251,23 @@ export async function listScopePage<T>(model: Model<any>, scope: Scope, page: nu
   const { skip, limit } = pageWindow(page);
   const list_scope = listScopeOf(scope);
   const { kept, counted, keptThrough } = await readListCounts(model, list_scope);
-  // The newest buckets are read whole to be counted; page 1 reads them anyway.
-  const read = new Map(await Promise.all(counted.map(async (b) => [b, await readBucket<T>(model, list_scope, b)] as const)));
-  const firstCounts = [...read].filter(([b]) => keptThrough !== null && b <= keptThrough).map(([bucket, docs]) => ({ bucket, count: docs.length }));
-  await Promise.all(firstCounts.map((c) => setBucketCount(model, list_scope, c.bucket, c.count)));
-  let counts: BucketCount[] = [...kept, ...[...read].map(([bucket, docs]) => ({ bucket, count: docs.length }))];
+  // Page 1 reads the newest buckets anyway, so it counts them from their documents; a later page
+  // only counts them (the documents stay in the database).
+  const read = new Map<number, (T & { _id: string; created_at: Date })[]>();
+  const live = await Promise.all(
+    counted.map(async (bucket) => {
+      if (skip > 0) return { bucket, count: await countBucket(model, list_scope, bucket) };
+      const docs = await readBucket<T>(model, list_scope, bucket);
+      read.set(bucket, docs);
+      return { bucket, count: docs.length };
+    }),
+  );
+  await Promise.all(live.filter((c) => keptThrough !== null && c.bucket <= keptThrough).map((c) => setBucketCount(model, list_scope, c.bucket, c.count)));
+  let counts: BucketCount[] = [...kept, ...live];
   for (let attempt = 0; ; attempt++) {
     const plan = planPage(counts, skip, limit);
     const fetched = await Promise.all(plan.buckets.map((b) => read.get(b) ?? readBucket<T>(model, list_scope, b)));
-    const stale = plan.buckets.map((b, i) => ({ bucket: b, count: fetched[i].length })).filter((c) => !read.has(c.bucket) && c.count !== counts.find((x) => x.bucket === c.bucket)?.count);
+    const stale = plan.buckets.map((b, i) => ({ bucket: b, count: fetched[i].length })).filter((c) => c.count !== counts.find((x) => x.bucket === c.bucket)?.count);
     if (stale.length === 0 || attempt >= 3) {
       const items = fetched.flat().sort(newestListedFirst).slice(plan.offset, plan.offset + limit);
       return { items: items as T[], pagination: pagination(page, plan.total) };
