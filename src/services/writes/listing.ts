@@ -156,9 +156,14 @@ const recounts = new Coalescer();
  * every bucket's count is kept.
  */
 const readCountedThrough = sharedReads(async (headCounterId) => {
-  const head = (await ListCounter.collection.findOne({ _id: headCounterId } as never, { projection: { counted_through: 1 } })) as ListCounterDoc | null;
+  const head = await readHead(headCounterId);
   return typeof head?.counted_through === 'number' ? head.counted_through : undefined;
 });
+
+/** A list's head by `_id`, through the driver (its sequence and mark only). */
+async function readHead(headCounterId: string): Promise<Pick<ListCounterDoc, 'seq' | 'counted_through'> | null> {
+  return (await ListCounter.collection.findOne({ _id: headCounterId } as never, { projection: { seq: 1, counted_through: 1 } })) as ListCounterDoc | null;
+}
 
 /**
  * Keeps the counts of the buckets of `docs` right after they were inserted or deleted (or of the
@@ -236,8 +241,7 @@ export async function listedTotal(model: Model<any>, scope: Scope): Promise<numb
 
 /** How many slots `scope`'s list in `model` has handed out (creates begun, failed ones too): one read by `_id`. */
 export async function listSlotsHandedOut(model: Model<any>, scope: Scope): Promise<number> {
-  const head = (await ListCounter.collection.findOne({ _id: headId(model, listScopeOf(scope)) } as never, { projection: { seq: 1 } })) as ListCounterDoc | null;
-  return head?.seq ?? 0;
+  return (await readHead(headId(model, listScopeOf(scope))))?.seq ?? 0;
 }
 
 /** The buckets of `scope`'s list in `model` that may hold documents, newest first (for walks with a filter). */
