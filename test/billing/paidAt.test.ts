@@ -31,4 +31,19 @@ describe('paidAtOf: when an invoice written before paid_at became paid', () => {
     expect(paidAtOf({ updated_at: '2026-10-21T00:00:00Z' }).toISOString()).toBe('2026-10-21T00:00:00.000Z');
     expect(paidAtOf({ updated_at: '2026-10-22T00:00:00Z', crypto_allocations: null }).toISOString()).toBe('2026-10-22T00:00:00.000Z');
   });
+
+  it('is its latest invoice.paid event when one is kept, though the invoice changed after it', () => {
+    const paidAt = paidAtOf({ updated_at: '2026-10-20T00:00:00Z', paid_events: ['2026-10-02T09:00:00Z', at('2026-10-12T10:00:00Z')] });
+    expect(paidAt.toISOString()).toBe('2026-10-12T10:00:00.000Z');
+    expect(paidAtOf({ updated_at: '2026-10-20T00:00:00Z', paid_events: [] }).toISOString()).toBe('2026-10-20T00:00:00.000Z');
+  });
+
+  it('is the later of an allocation in full and an invoice.paid event (paid by crypto, reopened, marked paid by hand)', () => {
+    const paidAt = paidAtOf({
+      updated_at: '2026-10-20T00:00:00Z',
+      crypto_allocations: [{ pays_in_full: true, created_at: '2026-10-01T00:00:00Z' }],
+      paid_events: ['2026-10-01T00:00:00.004Z', '2026-10-15T00:00:00Z'],
+    });
+    expect(paidAt.toISOString()).toBe('2026-10-15T00:00:00.000Z');
+  });
 });

@@ -10,6 +10,7 @@ import { BTC_BECH32, customerWithWallet, invoiceOf } from '../../crypto/helpers'
 import { Invoice, InvoiceDoc, paidMarks, paidMonthKey } from '../../../src/models/invoice';
 import { PaymentClaimLink } from '../../../src/models/paymentClaimLink';
 import { Migration } from '../../../src/models/migration';
+import { Event } from '../../../src/models/event';
 import { backfillInvoicePaidAt, PAID_AT_MIGRATION } from '../../../src/services/billing/invoicePaidAt';
 
 useTestDatabase();
@@ -38,6 +39,7 @@ it('writes paid_at and its month key once on the paid invoices that lack them, a
   const longAgo = await invoiceOf(a.api, customer.id, '10.00', '2027-01-03');
   const open = await invoiceOf(a.api, customer.id, '5.00', '2027-01-04');
   const alreadyMarked = await invoiceOf(a.api, customer.id, '7.00', '2027-01-05');
+  const changedAfter = await invoiceOf(a.api, customer.id, '9.00', '2027-01-06');
 
   const paidInFullAt = new Date(now - 10 * DAY);
   const updatedAt = new Date(now - 2 * DAY);
@@ -52,6 +54,12 @@ it('writes paid_at and its month key once on the paid invoices that lack them, a
   const markedByHandAt = new Date(now - 5 * DAY);
   await paidBeforePaidAt(byHand.id, { updated_at: markedByHandAt });
   await paidBeforePaidAt(longAgo.id, { updated_at: new Date(now - 60 * DAY) });
+  // Marked paid by hand through the API (its invoice.paid event written), then changed a week later.
+  expect((await a.api.patch(`/v1/invoices/${changedAfter.id}`, { status: 'paid' })).status).toBe(200);
+  const paidByHandAt = new Date(now - 20 * DAY);
+  await Event.collection.updateMany({ 'payload.id': changedAfter.id, event: 'invoice.paid' } as never, { $set: { timestamp: paidByHandAt } });
+  expect(await Event.countDocuments({ 'payload.id': changedAfter.id, event: 'invoice.paid' })).toBe(1);
+  await paidBeforePaidAt(changedAfter.id, { updated_at: new Date(now - 13 * DAY) });
   const markedAt = new Date(now - DAY);
   await Invoice.collection.updateOne({ _id: alreadyMarked.id } as never, { $set: { status: 'paid', ...paidMarks(customer.id, markedAt) } });
 
@@ -69,7 +77,7 @@ it('writes paid_at and its month key once on the paid invoices that lack them, a
   expect(await Migration.findById(PAID_AT_MIGRATION).lean()).toBeNull();
   expect((await read(byHand.id)).paid_at).toBeUndefined();
 
-  expect(await backfillInvoicePaidAt(deps)).toBe(3);
+  expect(await backfillInvoicePaidAt(deps)).toBe(4);
 
   const crypto = await read(byCrypto.id);
   expect(new Date(crypto.paid_at!).toISOString()).toBe(paidInFullAt.toISOString());
@@ -81,13 +89,17 @@ it('writes paid_at and its month key once on the paid invoices that lack them, a
   expect(new Date(hand.paid_at!).toISOString()).toBe(markedByHandAt.toISOString());
   expect(hand.paid_month_key).toBe(paidMonthKey(customer.id, markedByHandAt));
   expect((await read(open.id)).paid_at).toBeUndefined();
+  // Its last update (13 days ago) is not when it was paid (20 days ago): the event is.
+  const changed = await read(changedAfter.id);
+  expect(new Date(changed.paid_at!).toISOString()).toBe(paidByHandAt.toISOString());
+  expect(changed.paid_month_key).toBe(paidMonthKey(customer.id, paidByHandAt));
   expect(new Date((await read(alreadyMarked.id)).paid_at!).toISOString()).toBe(markedAt.toISOString());
 
   // Paid since the link (10 and 5 days ago) listed; paid 60 days ago, before the link, not.
-  expect(await listed()).toEqual([`${open.id}:pending`, `${alreadyMarked.id}:paid`, `${byCrypto.id}:paid`, `${byHand.id}:paid`].sort());
+  expect(await listed()).toEqual([`${open.id}:pending`, `${alreadyMarked.id}:paid`, `${byCrypto.id}:paid`, `${byHand.id}:paid`, `${changedAfter.id}:paid`].sort());
 
   // Done once: recorded, and a later start reads nothing more (an invoice stripped again stays as it is).
-  expect(await Migration.findById(PAID_AT_MIGRATION).lean()).toMatchObject({ changed: 3 });
+  expect(await Migration.findById(PAID_AT_MIGRATION).lean()).toMatchObject({ changed: 4 });
   await paidBeforePaidAt(byHand.id, {});
   expect(await backfillInvoicePaidAt(deps)).toBe(0);
   expect((await read(byHand.id)).paid_at).toBeUndefined();
