@@ -5,7 +5,8 @@
  */
 import { useTestDatabase } from '../support/db';
 import { newAccount, startTestApi, TestApi, Client } from '../support/api';
-import { setListBucketSize, backfillListSlots, assignListSlots, recountListSlots, listedTotal, listSlotsHandedOut, ListSlot } from '../../src/services/writes/listing';
+import { setListBucketSize, backfillListSlots, assignListSlots, recountListSlots, listedTotal, listSlotsHandedOut, listSlotsMigration, ListSlot } from '../../src/services/writes/listing';
+import { Migration } from '../../src/models/migration';
 import { ListCounter } from '../../src/models/listCounter';
 import { Product } from '../../src/models/product';
 import { Customer } from '../../src/models/customer';
@@ -217,15 +218,29 @@ describe('bucketed list pages', () => {
     const expected = [...recent, ...oldNewestFirst];
     await expectPages(a.api, '/v1/customers', 'customers', expected);
 
-    // Idempotent: the marker skips the collection; without it, nothing is missing a slot.
+    // Idempotent: the migration's record skips the collection; without it, nothing is missing a slot.
+    expect(await Migration.findById(listSlotsMigration(Customer)).lean()).toMatchObject({ changed: 30 });
     expect(await backfillListSlots([Customer])).toBe(0);
-    await ListCounter.deleteOne({ _id: 'backfill|customers' });
+    await Migration.deleteOne({ _id: listSlotsMigration(Customer) });
     expect(await backfillListSlots([Customer])).toBe(0);
+    expect(await Migration.findById(listSlotsMigration(Customer)).lean()).toMatchObject({ changed: 0 });
     await expectPages(a.api, '/v1/customers', 'customers', expected);
 
     // New customers still list first; deleting a backfilled one is counted.
     expected.unshift((await a.api.post('/v1/customers', { email: 'newest@example.com' })).body.id);
     expect((await a.api.del(`/v1/customers/${oldNewestFirst[3]}`)).status).toBe(204);
     await expectPages(a.api, '/v1/customers', 'customers', expected.filter((id) => id !== oldNewestFirst[3]));
+  });
+
+  it('takes a collection the backfill finished before it was a migration (its list_counters marker) as done', async () => {
+    await Migration.deleteOne({ _id: listSlotsMigration(Product) });
+    await ListCounter.updateOne({ _id: 'backfill|products' }, { $set: { count: 0 } }, { upsert: true });
+    const a = await newAccount(api.url);
+    // Written as an older version would, after that backfill: left alone, as the marker says done.
+    await Product.collection.insertOne({ _id: newId(ID_PREFIX.product), account_id: a.account_id, sandbox: null, name: 'old', created_at: new Date(), updated_at: new Date() } as never);
+    expect(await backfillListSlots([Product])).toBe(0);
+    expect(await Migration.findById(listSlotsMigration(Product)).lean()).toMatchObject({ changed: 0 });
+    await ListCounter.deleteOne({ _id: 'backfill|products' });
+    expect(await backfillListSlots([Product])).toBe(0);
   });
 });

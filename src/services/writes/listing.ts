@@ -5,6 +5,7 @@ import { ListCounter, ListCounterDoc } from '../../models/listCounter';
 import { Scope, scopeKey, scopeOfDoc } from '../../models/scope';
 import { isDuplicateKey } from '../../models/errors';
 import { Batcher, Coalescer, sharedReads } from '../../lib/coalesce';
+import { MigrationRun, runMigration } from './migrations';
 
 /** One page of a list, newest first (created_at desc, then id desc) unless told otherwise: the general path. */
 export async function listPage<T>(
@@ -282,38 +283,42 @@ export async function listScopePage<T>(model: Model<any>, scope: Scope, page: nu
   }
 }
 
+/** The `migrations` record of a collection's list backfill. */
+export function listSlotsMigration(model: Model<any>): string {
+  return `list_slots.${model.collection.collectionName}`;
+}
+
 /**
  * Gives documents that predate bucketing (no `list_bucket`) a slot, oldest first, in buckets
- * below every bucket in use of their scope, and counts them. Idempotent; once a collection is
- * done a marker makes later starts cost one read by `_id`.
+ * below every bucket in use of their scope, and counts them. Idempotent; each collection is a
+ * migration (`list_slots.<collection>`), so once done a later start costs one read by `_id`.
  */
 export async function backfillListSlots(models: ReadonlyArray<Model<any>>): Promise<number> {
   let slotted = 0;
-  for (const model of models) {
-    const marker = `backfill|${model.collection.collectionName}`;
-    if (await ListCounter.exists({ _id: marker })) continue;
-    const missing = (
-      await model.find({}, { _id: 1, account_id: 1, sandbox: 1, created_at: 1, list_bucket: 1 }).lean<{ _id: string; account_id: string; sandbox?: string | null; created_at: Date; list_bucket?: number }[]>()
-    ).filter((d) => typeof d.list_bucket !== 'number');
-    const byScope = new Map<string, typeof missing>();
-    for (const d of missing) {
-      const key = listScopeOf(scopeOfDoc(d));
-      byScope.set(key, [...(byScope.get(key) ?? []), d]);
-    }
-    for (const [list_scope, docs] of byScope) {
-      docs.sort((a, b) => -newestListedFirst(a, b)); // oldest first
-      const lowest = Math.min(0, ...(await readListCounts(model, list_scope)).kept.map((c) => c.bucket));
-      const buckets = backfillBuckets(docs.length, bucketSize, lowest);
-      for (let i = 0; i < docs.length; i += 500) {
-        const ops = docs.slice(i, i + 500).map((d, j) => ({ updateOne: { filter: { _id: d._id }, update: { $set: { list_scope, list_bucket: buckets[i + j] } } } }));
-        await model.bulkWrite(ops, { ordered: false });
-      }
-      await recountListSlots(model, docs.map((_, i) => ({ list_scope, list_bucket: buckets[i] })));
-      slotted += docs.length;
-    }
-    await ListCounter.updateOne({ _id: marker }, { $set: { count: missing.length } }, { upsert: true }).catch((err) => {
-      if (!isDuplicateKey(err)) throw err;
-    });
-  }
+  for (const model of models) slotted += await runMigration(listSlotsMigration(model), () => slotUnlisted(model));
   return slotted;
+}
+
+async function slotUnlisted(model: Model<any>): Promise<MigrationRun> {
+  // Done before the backfill was a migration: its marker was a `list_counters` document.
+  if (await ListCounter.exists({ _id: `backfill|${model.collection.collectionName}` })) return { changed: 0, finished: true };
+  const missing = (
+    await model.find({}, { _id: 1, account_id: 1, sandbox: 1, created_at: 1, list_bucket: 1 }).lean<{ _id: string; account_id: string; sandbox?: string | null; created_at: Date; list_bucket?: number }[]>()
+  ).filter((d) => typeof d.list_bucket !== 'number');
+  const byScope = new Map<string, typeof missing>();
+  for (const d of missing) {
+    const key = listScopeOf(scopeOfDoc(d));
+    byScope.set(key, [...(byScope.get(key) ?? []), d]);
+  }
+  for (const [list_scope, docs] of byScope) {
+    docs.sort((a, b) => -newestListedFirst(a, b)); // oldest first
+    const lowest = Math.min(0, ...(await readListCounts(model, list_scope)).kept.map((c) => c.bucket));
+    const buckets = backfillBuckets(docs.length, bucketSize, lowest);
+    for (let i = 0; i < docs.length; i += 500) {
+      const ops = docs.slice(i, i + 500).map((d, j) => ({ updateOne: { filter: { _id: d._id }, update: { $set: { list_scope, list_bucket: buckets[i + j] } } } }));
+      await model.bulkWrite(ops, { ordered: false });
+    }
+    await recountListSlots(model, docs.map((_, i) => ({ list_scope, list_bucket: buckets[i] })));
+  }
+  return { changed: missing.length, finished: true };
 }
