@@ -5,22 +5,32 @@
  */
 import { useTestDatabase } from '../support/db';
 import { newAccount, startTestApi, TestApi, Client } from '../support/api';
-import { setListBucketSize, backfillListSlots, assignListSlots, recountListSlots, listedTotal, listSlotsHandedOut, listSlotsMigration, ListSlot } from '../../src/services/writes/listing';
+import { backfillListSlots, assignListSlots, recountListSlots, listedTotal, listSlotsHandedOut, listSlotsMigration, ListSlot } from '../../src/services/writes/listing';
 import { Migration } from '../../src/models/migration';
 import { ListCounter } from '../../src/models/listCounter';
 import { Product } from '../../src/models/product';
 import { Customer } from '../../src/models/customer';
 import { newId, ID_PREFIX } from '../../src/lib/ids';
+import { DEFAULT_SANDBOX } from '../../src/services/accounts/accounts';
 
 useTestDatabase();
 let api: TestApi;
 beforeAll(async () => {
-  setListBucketSize(4);
   api = await startTestApi();
 });
 afterAll(() => api.close());
 
 const PAGE = 25;
+
+/**
+ * Makes `collection`'s list of the scope use buckets of 4, so that pages of 25 span several: a
+ * scope keeps the size its head was made with. Before the scope's first create, or while its head
+ * is still in bucket 0 (an account's wallet, made with the account).
+ */
+async function bucketsOf4(collection: string, accountId: string, sandbox: string | null = null): Promise<void> {
+  const key = `${collection}|${accountId}|${sandbox ?? ''}`;
+  await ListCounter.updateOne({ _id: `h|${key}` }, { $set: { size: 4, key }, $setOnInsert: { seq: 0, counted_through: -1 } }, { upsert: true });
+}
 
 /** Every page of `path` (one past the end too) against `newestFirst`, the expected ids. */
 async function expectPages(c: Client, path: string, key: string, newestFirst: string[]): Promise<void> {
@@ -48,7 +58,10 @@ async function plainProducts(accountId: string, sandbox: string | null): Promise
 describe('bucketed list pages', () => {
   it('pages stay equal to a plain sort across bucket boundaries under creates and deletes', async () => {
     const a = await newAccount(api.url);
+    await bucketsOf4('products', a.account_id);
+    await bucketsOf4('products', a.account_id, DEFAULT_SANDBOX);
     const other = await newAccount(api.url);
+    await bucketsOf4('products', other.account_id);
     const created: string[] = [];
     for (let i = 0; i < 57; i++) {
       created.push((await a.api.post('/v1/products', { name: `p${i}` })).body.id);
@@ -82,6 +95,7 @@ describe('bucketed list pages', () => {
 
   it('corrects a counter that missed writes when a page reads its bucket', async () => {
     const a = await newAccount(api.url);
+    await bucketsOf4('products', a.account_id);
     const ids: string[] = [];
     for (let i = 0; i < 10; i++) ids.unshift((await a.api.post('/v1/products', { name: `p${i}` })).body.id);
     // Sequence 1-10 in buckets of 4: the head is in bucket 2, so buckets 0 and 1 have kept counts.
@@ -99,6 +113,8 @@ describe('bucketed list pages', () => {
 
   it('keeps every customer and wallet listed under concurrent creates, and counts customer deletes', async () => {
     const a = await newAccount(api.url);
+    await bucketsOf4('customers', a.account_id);
+    await bucketsOf4('wallets', a.account_id);
     const results = await Promise.all(Array.from({ length: 30 }, (_, i) => a.api.post('/v1/customers', { email: `c${i}@example.com` })));
     expect(results.every((r) => r.status === 201)).toBe(true);
     const ids = results.map((r) => r.body.id as string);
@@ -123,6 +139,7 @@ describe('bucketed list pages', () => {
 
   it('slots taken in bulk list documents written in bulk in creation order, between single creates', async () => {
     const a = await newAccount(api.url);
+    await bucketsOf4('customers', a.account_id);
     const before = (await a.api.post('/v1/customers', { email: 'before@example.com' })).body.id as string;
     // 11 customers written in one insert with 11 slots from one counter write (bucket size 4: they span buckets).
     const { slots, sealed } = await assignListSlots(Customer, { accountId: a.account_id, sandbox: null }, 11);
@@ -140,6 +157,7 @@ describe('bucketed list pages', () => {
 
   it('hands concurrent slot requests of one scope consecutive numbers, none twice, from shared counter writes', async () => {
     const a = await newAccount(api.url);
+    await bucketsOf4('customers', a.account_id);
     const scope = { accountId: a.account_id, sandbox: null };
     const headId = `h|customers|${a.account_id}|`;
     const before = (await ListCounter.findById(headId).lean<{ seq: number }>())?.seq ?? 0;
@@ -155,6 +173,7 @@ describe('bucketed list pages', () => {
 
   it('counts a create whose bucket the head moved past while it was written', async () => {
     const a = await newAccount(api.url);
+    await bucketsOf4('customers', a.account_id);
     const scope = { accountId: a.account_id, sandbox: null };
     const key = `customers|${a.account_id}|`;
     const customer = (i: number, slot: ListSlot) => ({
@@ -181,6 +200,7 @@ describe('bucketed list pages', () => {
 
   it('keeps a list started before kept counts right as its head starts keeping them', async () => {
     const a = await newAccount(api.url);
+    await bucketsOf4('products', a.account_id);
     const key = `products|${a.account_id}|`;
     const ids: string[] = [];
     for (let i = 0; i < 6; i++) ids.unshift((await a.api.post('/v1/products', { name: `p${i}` })).body.id);
@@ -196,6 +216,7 @@ describe('bucketed list pages', () => {
 
   it('backfills documents written before buckets, after the bucketed ones, once', async () => {
     const a = await newAccount(api.url);
+    await bucketsOf4('customers', a.account_id);
     const recent: string[] = [];
     for (let i = 0; i < 5; i++) recent.unshift((await a.api.post('/v1/customers', { email: `new${i}@example.com` })).body.id);
     // 30 customers as an older version wrote them: no list fields, created earlier.

@@ -47,15 +47,9 @@ export async function listPage<T>(
 // yet is counted at read. A duplicated sequence number only makes a bucket slightly bigger.
 
 // A recount decodes every document of its bucket in FerretDB: 50 halves that against 100, and a
-// page still reads at most two buckets (ADR 0608).
+// page still reads at most two buckets (ADR 0608). Each scope keeps the size its head was made
+// with (the head's `size`), so a change here applies to scopes listed from then on.
 const DEFAULT_BUCKET_SIZE = 50;
-let bucketSize = DEFAULT_BUCKET_SIZE;
-
-/** Bucket size for scopes whose first document is listed from now on (each scope keeps its own). */
-export function setListBucketSize(size: number): void {
-  if (!Number.isInteger(size) || size < 1) throw new Error(`bucket size must be a positive integer, got ${size}`);
-  bucketSize = size;
-}
 
 // Stored in every listed document (`list_scope`): its format must not change.
 export const listScopeOf = (scope: Scope): string => scopeKey(scope);
@@ -103,7 +97,7 @@ const slotNumbers = new Batcher<number, { first: number; size: number; sealed: n
   const after = (await withUpsertRetry(() =>
     ListCounter.collection.findOneAndUpdate(
       { _id: headCounterId } as never,
-      { $inc: { seq: total }, $set: { key: headCounterId.slice(HEAD_PREFIX.length) }, $setOnInsert: { size: bucketSize, counted_through: -1 } },
+      { $inc: { seq: total }, $set: { key: headCounterId.slice(HEAD_PREFIX.length) }, $setOnInsert: { size: DEFAULT_BUCKET_SIZE, counted_through: -1 } },
       { upsert: true, returnDocument: 'after' },
     ),
   )) as ListCounterDoc | null;
@@ -213,6 +207,8 @@ interface ListCounts {
   counted: number[];
   /** The head's `counted_through`, or null where every bucket's count is kept. */
   keptThrough: number | null;
+  /** The scope's bucket size. */
+  size: number;
 }
 
 async function readListCounts(model: Model<any>, list_scope: string): Promise<ListCounts> {
@@ -220,14 +216,15 @@ async function readListCounts(model: Model<any>, list_scope: string): Promise<Li
   const docs = await ListCounter.find({ key: counterKey(model, list_scope) }).lean<ListCounterDoc[]>();
   const entries = docs.filter((d) => typeof d.bucket === 'number').map((d) => ({ bucket: d.bucket!, count: d.count ?? 0 }));
   const head = docs.find((d) => d._id === headId(model, list_scope));
-  if (typeof head?.counted_through !== 'number' || typeof head.seq !== 'number' || head.seq < 1) return { kept: entries, counted: [], keptThrough: null };
+  const size = head?.size ?? DEFAULT_BUCKET_SIZE;
+  if (typeof head?.counted_through !== 'number' || typeof head.seq !== 'number' || head.seq < 1) return { kept: entries, counted: [], keptThrough: null, size };
   const keptThrough = head.counted_through;
   const kept = entries.filter((c) => c.bucket <= keptThrough);
   const have = new Set(kept.map((c) => c.bucket));
   const counted: number[] = [];
   for (let b = 0; b <= keptThrough; b++) if (!have.has(b)) counted.push(b);
-  for (let b = keptThrough + 1; b <= bucketOfSeq(head.seq, head.size ?? DEFAULT_BUCKET_SIZE); b++) counted.push(b);
-  return { kept, counted, keptThrough };
+  for (let b = keptThrough + 1; b <= bucketOfSeq(head.seq, size); b++) counted.push(b);
+  return { kept, counted, keptThrough, size };
 }
 
 const readBucket = <T>(model: Model<any>, list_scope: string, list_bucket: number) => model.find({ list_scope, list_bucket }).lean<(T & { _id: string; created_at: Date })[]>();
@@ -312,8 +309,8 @@ async function slotUnlisted(model: Model<any>): Promise<MigrationRun> {
   }
   for (const [list_scope, docs] of byScope) {
     docs.sort((a, b) => -newestListedFirst(a, b)); // oldest first
-    const lowest = Math.min(0, ...(await readListCounts(model, list_scope)).kept.map((c) => c.bucket));
-    const buckets = backfillBuckets(docs.length, bucketSize, lowest);
+    const { kept, size } = await readListCounts(model, list_scope);
+    const buckets = backfillBuckets(docs.length, size, Math.min(0, ...kept.map((c) => c.bucket)));
     for (let i = 0; i < docs.length; i += 500) {
       const ops = docs.slice(i, i + 500).map((d, j) => ({ updateOne: { filter: { _id: d._id }, update: { $set: { list_scope, list_bucket: buckets[i + j] } } } }));
       await model.bulkWrite(ops, { ordered: false });
