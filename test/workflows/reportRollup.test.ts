@@ -199,10 +199,15 @@ describe('report rollups without a worker', () => {
     expect(await rebuildRollup(scope, 'mrr')).toMatchObject({ current: true });
     await rollupsChanged(deps, scope, 'mrr');
     expect(signalled).toEqual(['mrr']);
-    // Dirty now: the signal above brings the rebuild; these writes need none.
+    const markOf = async () => (await ReportRollupMark.findById(rollupStateId(scope, 'mrr')).lean<ReportRollupMarkDoc>())!;
+    const dirty = await markOf();
+    // Dirty now: the signal above brings the rebuild, which reads the source after these writes;
+    // they need no signal, and write nothing (the mark keeps the first one's generation).
     await rollupsChanged(deps, scope, 'mrr');
     await rollupsChanged(deps, scope, 'mrr');
     expect(signalled).toEqual(['mrr']);
+    expect(await markOf()).toEqual(dirty);
+    expect(await readMrrRollup(scope)).toBeNull();
     expect(await rebuildRollup(scope, 'mrr')).toMatchObject({ current: true });
     await rollupsChanged(deps, scope, 'mrr');
     expect(signalled).toEqual(['mrr', 'mrr']);

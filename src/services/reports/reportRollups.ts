@@ -68,20 +68,28 @@ const REBUILD_GEN = 'R:';
 const WRITE_GEN = 'W:';
 
 /**
- * Marks the rollup's source changed (a new `dirty_gen` on its mark, in one write) and tells whether
- * the rollup workflow needs a signal (docs/adr/0316-rollup-freshness-and-signals.md):
- * - the mark held a rebuild's generation: no write marked since a rebuild started, so that rebuild
- *   may have ended current and gone idle: signalled (if it is still running, its last read of the
- *   mark sees this one and it rebuilds again; the signal is one too many, once per rebuild);
- * - it held a write's: the rollup was dirty already, and the write that made it so signalled.
- *   Unless it has been dirty for a minute with no rebuild started: that signal may have died with
- *   its process;
- * - none (its first mark), or one of an earlier version (no prefix): signalled, as after a
- *   rebuild; the writes after it find this one's.
+ * Marks the rollup's source changed and tells whether the rollup workflow needs a signal
+ * (docs/adr/0316-rollup-freshness-and-signals.md), from the mark as read after the write:
+ * - it holds a write's generation: the rollup is dirty already, and the write that made it so
+ *   signalled; nothing is written. Unless it has been dirty for a minute with no rebuild started:
+ *   that signal may have died with its process, so this write marks and signals;
+ * - it holds a rebuild's: no write marked since a rebuild started, so that rebuild may have ended
+ *   current and gone idle: a new `dirty_gen` (one write), signalled (if the rebuild is still
+ *   running, its last read of the mark sees this one and it rebuilds again; the signal is one too
+ *   many, once per rebuild). Decided from the value the write replaced, as a rebuild may start
+ *   between the read and the write;
+ * - none (its first mark), or one of an earlier version (no prefix): marked and signalled, as after
+ *   a rebuild; the writes after it find this one's.
  */
 async function markChanged(scope: Scope, kind: RollupKind): Promise<boolean> {
   const id = rollupStateId(scope, kind);
   const now = new Date();
+  // Read first: a write's generation on the mark, read after this write, means that no rebuild
+  // has started since that write marked it, so the rebuild still to come (that write signalled
+  // it) reads the source after this write too. Nothing to write then, and no signal: one read by
+  // `_id` instead of a read-modify-write of a document every write of the scope goes to.
+  const seen = (await ReportRollupMark.collection.findOne({ _id: id } as never)) as ReportRollupMarkDoc | null;
+  if (seen?.dirty_gen.startsWith(WRITE_GEN) && !overdue(seen, now)) return false;
   const before = (await upsertAgainOnDuplicate(() =>
     ReportRollupMark.collection.findOneAndUpdate(
       { _id: id } as never,
@@ -91,7 +99,12 @@ async function markChanged(scope: Scope, kind: RollupKind): Promise<boolean> {
     ),
   )) as ReportRollupMarkDoc | null;
   if (!before?.dirty_gen.startsWith(WRITE_GEN)) return true;
-  return !before.dirty_since || now.getTime() - new Date(before.dirty_since).getTime() > SIGNAL_DIRTY_AFTER_MS;
+  return overdue(before, now);
+}
+
+/** Dirty for longer than SIGNAL_DIRTY_AFTER_MS with no rebuild started (or since a time not kept). */
+function overdue(mark: ReportRollupMarkDoc, now: Date): boolean {
+  return !mark.dirty_since || now.getTime() - new Date(mark.dirty_since).getTime() > SIGNAL_DIRTY_AFTER_MS;
 }
 
 /** The rollup's state and its current `dirty_gen` (its mark's, else, for a state written by an earlier version, the state's), read together. */
