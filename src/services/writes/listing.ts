@@ -305,7 +305,10 @@ async function slotUnlisted(model: Model<any>): Promise<MigrationRun> {
   const byScope = new Map<string, typeof missing>();
   for (const d of missing) {
     const key = listScopeOf(scopeOfDoc(d));
-    byScope.set(key, [...(byScope.get(key) ?? []), d]);
+    // Appended in place: a copy per document was quadratic in a scope's size, at start-up.
+    const docs = byScope.get(key);
+    if (docs) docs.push(d);
+    else byScope.set(key, [d]);
   }
   for (const [list_scope, docs] of byScope) {
     docs.sort((a, b) => -newestListedFirst(a, b)); // oldest first
