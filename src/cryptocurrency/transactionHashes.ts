@@ -10,6 +10,7 @@
  * Anything else is not a hash of that currency. Surrounding whitespace is trimmed.
  */
 import type { CryptoCurrency } from './addresses';
+import { groupBy } from '../lib/groupBy';
 
 export type TransactionHashCheck = { ok: true; canonical: string } | { ok: false; reason: string };
 
@@ -53,17 +54,16 @@ export interface TransactionHashPlan {
  */
 export function planTransactionHashes(rows: StoredTransactionHash[]): TransactionHashPlan {
   const plan: TransactionHashPlan = { rewrite: [], duplicates: [], invalid: [] };
-  const groups = new Map<string, { row: StoredTransactionHash; canonical: string }[]>();
+  const valid: { row: StoredTransactionHash; canonical: string }[] = [];
   for (const row of rows) {
     const checked = canonicalTransactionHash(row.currency, row.transaction_id);
     if (!checked.ok) {
       plan.invalid.push({ id: row.id, transaction_id: row.transaction_id, reason: checked.reason });
       continue;
     }
-    const key = [row.scope, row.currency, checked.canonical, row.address_key].join('\n');
-    groups.set(key, [...(groups.get(key) ?? []), { row, canonical: checked.canonical }]);
+    valid.push({ row, canonical: checked.canonical });
   }
-  for (const members of groups.values()) {
+  for (const members of groupBy(valid, ({ row, canonical }) => [row.scope, row.currency, canonical, row.address_key].join('\n')).values()) {
     const [{ row, canonical }] = members;
     if (members.length > 1) {
       plan.duplicates.push({ canonical, currency: row.currency, scope: row.scope, address_key: row.address_key, ids: members.map((m) => m.row.id) });

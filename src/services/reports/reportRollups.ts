@@ -30,6 +30,7 @@ import { collectionsRollup, CollectionsRollup, mrrRollup, MrrRollupMonth, receiv
 import { loadCollectionsSource, loadMrrSubscriptions, loadOpenInvoices } from './reportSources';
 import type { Dependencies } from '../../dependencies';
 import { ROLLUP_MAX_DELAY_MS } from '../../temporal/reportDefinitions';
+import { groupBy } from '../../lib/groupBy';
 
 const CREDIT_PART = 'credit';
 const DUE_PART = 'due:';
@@ -140,11 +141,7 @@ async function buildParts(scope: Scope, kind: RollupKind): Promise<[string, unkn
   if (kind === 'mrr') return mrrRollup(await loadMrrSubscriptions(scope)).map((row) => [row.month, row]);
   if (kind === 'receivables') {
     const open = await loadOpenInvoices(scope);
-    const byMonth = new Map<string, ReceivablesGroup[]>();
-    for (const g of receivablesRollup(open)) {
-      const month = g.due_date.slice(0, 7);
-      byMonth.set(month, [...(byMonth.get(month) ?? []), g]);
-    }
+    const byMonth = groupBy(receivablesRollup(open), (g) => g.due_date.slice(0, 7));
     // The invoices themselves for the report's lists, in chunks (one small document per invoice
     // costs FerretDB a whole-document decode each; a chunk is one), in id order.
     const entries: OpenInvoiceEntry[] = open

@@ -6,6 +6,7 @@ import { Scope, scopeKey, scopeOfDoc } from '../../models/scope';
 import { isDuplicateKey } from '../../models/errors';
 import { Batcher, Coalescer, sharedReads } from '../../lib/coalesce';
 import { MigrationRun, runMigration } from './migrations';
+import { groupBy } from '../../lib/groupBy';
 
 /** One page of a list, newest first (created_at desc, then id desc) unless told otherwise: the general path. */
 export async function listPage<T>(
@@ -302,15 +303,7 @@ async function slotUnlisted(model: Model<any>): Promise<MigrationRun> {
   const missing = (
     await model.find({}, { _id: 1, account_id: 1, sandbox: 1, created_at: 1, list_bucket: 1 }).lean<{ _id: string; account_id: string; sandbox?: string | null; created_at: Date; list_bucket?: number }[]>()
   ).filter((d) => typeof d.list_bucket !== 'number');
-  const byScope = new Map<string, typeof missing>();
-  for (const d of missing) {
-    const key = listScopeOf(scopeOfDoc(d));
-    // Appended in place: a copy per document was quadratic in a scope's size, at start-up.
-    const docs = byScope.get(key);
-    if (docs) docs.push(d);
-    else byScope.set(key, [d]);
-  }
-  for (const [list_scope, docs] of byScope) {
+  for (const [list_scope, docs] of groupBy(missing, (d) => listScopeOf(scopeOfDoc(d)))) {
     docs.sort((a, b) => -newestListedFirst(a, b)); // oldest first
     const { kept, size } = await readListCounts(model, list_scope);
     const buckets = backfillBuckets(docs.length, size, Math.min(0, ...kept.map((c) => c.bucket)));
