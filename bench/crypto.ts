@@ -13,7 +13,7 @@ import { bech32 } from '@scure/base';
 import { connectDatabase, disconnectDatabase } from '../src/db/connection';
 import { createAccount } from '../src/services/accounts/accounts';
 import { CryptoTransaction } from '../src/models/cryptoTransaction';
-import { pool, retryBusy, target, until } from './support';
+import { pool, retryBusy, settled, target, until } from './support';
 import { readCollectionsRollup, readReceivablesRollup } from '../src/services/reports/reportRollups';
 import { cpuLine, cpuTarget, measureInsertBaseline } from './cpu';
 import { goalWithFloor, startPaymentFloor } from './floor';
@@ -133,10 +133,7 @@ export async function runCryptoBench(apiUrl: string): Promise<string[]> {
   };
   // The rebuilds of the account's report rollups that a round's payments leave due (ADR 0316) run
   // before the next round, so they fall in no floor round's window.
-  const settle = async () => {
-    const deadline = Date.now() + 60_000;
-    while (Date.now() < deadline && !((await readCollectionsRollup(scope)) && (await readReceivablesRollup(scope)))) await new Promise((r) => setTimeout(r, 250));
-  };
+  const settle = async () => void (await settled([() => readCollectionsRollup(scope), () => readReceivablesRollup(scope)]));
   await pay(CUSTOMERS);
   await settle();
   const warmedUp = sent;

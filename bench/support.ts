@@ -45,6 +45,22 @@ export async function until<T>(what: string, fn: () => Promise<T | null | undefi
   }
 }
 
+/**
+ * Waits, outside any window, until every reader answers (the account's report rollups current
+ * again: the rebuilds an operation's marks left due, ADR 0316), so that they fall in no later
+ * window (a floor's round, the baseline). Seconds waited, or null after `timeoutMs` without.
+ */
+export async function settled(readers: (() => Promise<unknown>)[], timeoutMs = 60_000): Promise<number | null> {
+  const started = Date.now();
+  for (;;) {
+    const answers = [];
+    for (const read of readers) answers.push(await read());
+    if (answers.every(Boolean)) return (Date.now() - started) / 1000;
+    if (Date.now() - started > timeoutMs) return null;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
 /** The p-th percentile (nearest rank) of a list of numbers. */
 export function percentile(values: number[], p: number): number {
   if (values.length === 0) return NaN;
