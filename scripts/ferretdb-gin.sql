@@ -129,7 +129,15 @@ BEGIN
              JOIN pg_namespace n ON n.oid = t.relnamespace
             WHERE n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast', 'ferretdb$gin')
   LOOP
-    PERFORM ferretdb$gin.ensure_for(r.indexrelid);
+    BEGIN
+      PERFORM ferretdb$gin.ensure_for(r.indexrelid);
+    EXCEPTION WHEN OTHERS THEN
+      -- Dropped since the list was read (a collection or index dropped meanwhile by a FerretDB
+      -- already serving, as when the supervisor restarts PostgreSQL under it): nothing to convert.
+      IF EXISTS (SELECT 1 FROM pg_index WHERE indexrelid = r.indexrelid) THEN
+        RAISE;
+      END IF;
+    END;
   END LOOP;
   -- Companions made before fastupdate=off was chosen.
   FOR r IN SELECT n.nspname, c.relname
@@ -139,7 +147,11 @@ BEGIN
             WHERE am.amname = 'gin' AND c.relname LIKE '%\_gin'
               AND NOT coalesce(c.reloptions @> ARRAY['fastupdate=off'], false)
   LOOP
-    EXECUTE format('ALTER INDEX %I.%I SET (fastupdate = off)', r.nspname, r.relname);
+    BEGIN
+      EXECUTE format('ALTER INDEX %I.%I SET (fastupdate = off)', r.nspname, r.relname);
+    EXCEPTION WHEN undefined_table THEN
+      NULL;  -- dropped since the list was read, as above
+    END;
   END LOOP;
 END
 $do$;

@@ -5,7 +5,7 @@
  * while FerretDB's own dropIndexes still finds it. Checked in PostgreSQL's catalog and through the
  * wire (docs/adr/0613-ferretdb-btree-placeholders.md).
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { MongoClient, type Db } from 'mongodb';
 import { testDatabaseUri } from '../support/db';
@@ -94,3 +94,42 @@ it('converts at start the btrees made while the trigger was not there', async ()
   expect(kinds(pgIndexes(db, 'legacy'), 'region')).toEqual(['gin companion', 'placeholder']);
   expect(await legacy.countDocuments({ region: 'eu' })).toBe(1);
 });
+
+/** A psql session kept open (its statements sent one line at a time), or the whole script run in the background. */
+function psqlSession(args: string[] = [], appName = 'ferretdb-gin-test') {
+  if (!psqlPath || !socketDir) throw new Error('TEST_POSTGRES_PSQL and PG_SOCKET_DIR are not set: run the tests with `npm test` (FerretDB on PostgreSQL)');
+  const child = spawn(psqlPath, ['-X', '-q', '-tA', '-v', 'ON_ERROR_STOP=1', '-h', socketDir, '-U', 'postgres', '-d', 'ferretdb', ...args], { env: { ...process.env, PGAPPNAME: appName } });
+  let out = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (out += d));
+  const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+  return { child, exited, output: () => out };
+}
+
+async function waitFor(what: string, check: () => boolean, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+it('finishes at start when an index it listed is dropped before it converts it (a FerretDB already serving)', async () => {
+  // A table shaped like a FerretDB collection, with a btree as FerretDB made them before the trigger.
+  psql(['-c', `SET client_min_messages = warning; DROP SCHEMA IF EXISTS gin_race CASCADE; CREATE SCHEMA gin_race; CREATE TABLE gin_race.items_1 (_jsonb jsonb); SET session_replication_role = replica; CREATE INDEX items_1_sku_idx ON gin_race.items_1 ((_jsonb -> 'sku'))`]);
+  // Another session holds the table while the script runs, then drops it: the script reaches that
+  // index after listing it, waits for the table, and finds it gone.
+  const holder = psqlSession();
+  holder.child.stdin.write(`BEGIN; LOCK TABLE gin_race.items_1 IN ACCESS EXCLUSIVE MODE; SELECT 'held';\n`);
+  await waitFor('the lock', () => holder.output().includes('held'));
+  const backfill = psqlSession(['-f', join(__dirname, '../../scripts/ferretdb-gin.sql')], 'ferretdb-gin-backfill');
+  await waitFor('the script to wait for the table', () => psql(['-c', `SELECT count(*) FROM pg_stat_activity WHERE application_name = 'ferretdb-gin-backfill' AND wait_event_type = 'Lock'`]) === '1');
+  holder.child.stdin.end(`DROP TABLE gin_race.items_1; COMMIT;\n`);
+  expect(await holder.exited).toBe(0);
+  const code = await backfill.exited;
+  expect(backfill.output()).toBe('');
+  expect(code).toBe(0);
+  expect(psql(['-c', `SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'gin_race'`])).toBe('0');
+  psql(['-c', 'DROP SCHEMA gin_race']);
+});
+
