@@ -36,11 +36,18 @@ export function target(section: string, name: string, value: string, goal: strin
 
 /** Polls `fn` every `everyMs` until it answers something truthy, which it returns; throws after `timeoutMs`. */
 export async function until<T>(what: string, fn: () => Promise<T | null | undefined | false>, everyMs: number, timeoutMs = 10 * 60_000): Promise<T> {
+  const v = await poll(fn, everyMs, timeoutMs);
+  if (v === null) throw new Error(`bench: timed out waiting for ${what}`);
+  return v;
+}
+
+/** `fn` every `everyMs` until it answers (its answer), or null once `timeoutMs` have passed without. */
+async function poll<T>(fn: () => Promise<T | null | undefined | false>, everyMs: number, timeoutMs: number): Promise<T | null> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await fn();
     if (v) return v;
-    if (Date.now() > deadline) throw new Error(`bench: timed out waiting for ${what}`);
+    if (Date.now() > deadline) return null;
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }
@@ -52,13 +59,12 @@ export async function until<T>(what: string, fn: () => Promise<T | null | undefi
  */
 export async function settled(readers: (() => Promise<unknown>)[], timeoutMs = 60_000): Promise<number | null> {
   const started = Date.now();
-  for (;;) {
+  const allAnswer = async () => {
     const answers = [];
     for (const read of readers) answers.push(await read());
-    if (answers.every(Boolean)) return (Date.now() - started) / 1000;
-    if (Date.now() - started > timeoutMs) return null;
-    await new Promise((r) => setTimeout(r, 250));
-  }
+    return answers.every(Boolean);
+  };
+  return (await poll(allAnswer, 250, timeoutMs)) ? (Date.now() - started) / 1000 : null;
 }
 
 /** The p-th percentile (nearest rank) of a list of numbers. */

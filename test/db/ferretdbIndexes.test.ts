@@ -9,13 +9,19 @@ import { execFileSync, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { MongoClient, type Db } from 'mongodb';
 import { testDatabaseUri } from '../support/db';
+import { waitFor } from '../support/wait';
 
 const psqlPath = process.env.TEST_POSTGRES_PSQL;
 const socketDir = process.env.PG_SOCKET_DIR;
 
-function psql(args: string[]): string {
+/** psql and its arguments for FerretDB's database on the run's PostgreSQL. */
+function psqlCommand(args: string[]): [string, string[]] {
   if (!psqlPath || !socketDir) throw new Error('TEST_POSTGRES_PSQL and PG_SOCKET_DIR are not set: run the tests with `npm test` (FerretDB on PostgreSQL)');
-  return execFileSync(psqlPath, ['-X', '-q', '-tA', '-v', 'ON_ERROR_STOP=1', '-h', socketDir, '-U', 'postgres', '-d', 'ferretdb', ...args], { encoding: 'utf8' }).trim();
+  return [psqlPath, ['-X', '-q', '-tA', '-v', 'ON_ERROR_STOP=1', '-h', socketDir, '-U', 'postgres', '-d', 'ferretdb', ...args]];
+}
+
+function psql(args: string[]): string {
+  return execFileSync(...psqlCommand(args), { encoding: 'utf8' }).trim();
 }
 
 /** The PostgreSQL indexes of a collection (schema = database, table = `<collection>_<hash>`): name -> definition. */
@@ -97,21 +103,12 @@ it('converts at start the btrees made while the trigger was not there', async ()
 
 /** A psql session kept open (its statements sent one line at a time), or the whole script run in the background. */
 function psqlSession(args: string[] = [], appName = 'ferretdb-gin-test') {
-  if (!psqlPath || !socketDir) throw new Error('TEST_POSTGRES_PSQL and PG_SOCKET_DIR are not set: run the tests with `npm test` (FerretDB on PostgreSQL)');
-  const child = spawn(psqlPath, ['-X', '-q', '-tA', '-v', 'ON_ERROR_STOP=1', '-h', socketDir, '-U', 'postgres', '-d', 'ferretdb', ...args], { env: { ...process.env, PGAPPNAME: appName } });
+  const child = spawn(...psqlCommand(args), { env: { ...process.env, PGAPPNAME: appName } });
   let out = '';
   child.stdout.on('data', (d) => (out += d));
   child.stderr.on('data', (d) => (out += d));
   const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
   return { child, exited, output: () => out };
-}
-
-async function waitFor(what: string, check: () => boolean, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 it('finishes at start when an index it listed is dropped before it converts it (a FerretDB already serving)', async () => {
@@ -121,9 +118,9 @@ it('finishes at start when an index it listed is dropped before it converts it (
   // index after listing it, waits for the table, and finds it gone.
   const holder = psqlSession();
   holder.child.stdin.write(`BEGIN; LOCK TABLE gin_race.items_1 IN ACCESS EXCLUSIVE MODE; SELECT 'held';\n`);
-  await waitFor('the lock', () => holder.output().includes('held'));
+  await waitFor(() => holder.output().includes('held'), 'the lock', 20_000);
   const backfill = psqlSession(['-f', join(__dirname, '../../scripts/ferretdb-gin.sql')], 'ferretdb-gin-backfill');
-  await waitFor('the script to wait for the table', () => psql(['-c', `SELECT count(*) FROM pg_stat_activity WHERE application_name = 'ferretdb-gin-backfill' AND wait_event_type = 'Lock'`]) === '1');
+  await waitFor(() => psql(['-c', `SELECT count(*) FROM pg_stat_activity WHERE application_name = 'ferretdb-gin-backfill' AND wait_event_type = 'Lock'`]) === '1', 'the script to wait for the table', 20_000);
   holder.child.stdin.end(`DROP TABLE gin_race.items_1; COMMIT;\n`);
   expect(await holder.exited).toBe(0);
   const code = await backfill.exited;
@@ -132,4 +129,3 @@ it('finishes at start when an index it listed is dropped before it converts it (
   expect(psql(['-c', `SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'gin_race'`])).toBe('0');
   psql(['-c', 'DROP SCHEMA gin_race']);
 });
-
