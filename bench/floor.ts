@@ -296,8 +296,8 @@ export async function startPaymentFloor(opts: { customers: number; invoicesPerCu
 
 /**
  * Renewals at the floor: `count` subscription workflows over 50 customers, one billing instant;
- * measured from it until every invoice is written. The renewals section measures one half before
- * its own billing instant and one after, and sums them (renewalFloorResult).
+ * measured from it until every invoice is written (after a warm-up of its own). One round of the
+ * renewals section's, which alternate with the service's; their sum is renewalFloorResult's.
  */
 export async function renewalFloor(count: number): Promise<Round> {
   const stack = await startFloorStack();

@@ -2,7 +2,7 @@
  * An operation and its floor measured in alternating rounds (bench/rounds.ts): the order that puts
  * each side as often early as late, the split of the operations, and each side's sum.
  */
-import { alternate, alternatingOrder, roundsLine, splitEvenly, sumRounds, type Round } from '../../bench/rounds';
+import { alternate, alternateMeasured, alternatingOrder, roundsLine, splitEvenly, sumRounds, type Round } from '../../bench/rounds';
 
 describe('alternatingOrder', () => {
   it('alternates the side that goes first in each pair: S F F S S F F S', () => {
@@ -49,6 +49,21 @@ describe('alternate', () => {
     expect(result.floor.operations).toBe(10);
     expect(result.rounds.map((r) => r.side)).toEqual(['service', 'floor', 'floor', 'service']);
     expect(result.service.cpu.total).toBeCloseTo(result.rounds.filter((r) => r.side === 'service').reduce((s, r) => s + r.round.cpu.total, 0), 10);
+  });
+});
+
+describe('alternateMeasured', () => {
+  it('takes each round as its side measured it, in the alternating order, and sums each side', async () => {
+    const log: string[] = [];
+    const side = (name: string, msEach: number) => async (count: number): Promise<Round> => {
+      log.push(`${name} ${count}`);
+      return { cpu: { byRole: { worker: (count * msEach) / 1000 }, total: (count * msEach) / 1000 }, seconds: 1, operations: count };
+    };
+    const result = await alternateMeasured(7, 2, { service: side('S', 30), floor: side('F', 20) });
+    expect(log).toEqual(['S 4', 'F 4', 'F 3', 'S 3']);
+    expect(result.service).toEqual({ cpu: { byRole: { worker: 0.21 }, total: 0.21 }, seconds: 2, operations: 7 });
+    expect(result.floor.cpu.total).toBeCloseTo(0.14, 10);
+    expect(result.rounds.map((r) => r.round.operations)).toEqual([4, 4, 3, 3]);
   });
 });
 
