@@ -99,7 +99,8 @@ export async function runRenewalBench(apiUrl: string): Promise<string[]> {
    * `count` subscriptions to a daily plan that started a day before `instant`: the first period is
    * billed as each is created, the second (an ordinary renewal) at `instant`. Returns how many were
    * stored (a retried request whose first attempt did land made one more: each gets its invoice)
-   * once their first invoices exist, or fewer first invoices if `instant` came 2 s near first.
+   * once their first invoices exist, and how many first invoices there were by then (fewer when
+   * `instant` came within 2 s first).
    */
   const subscribe = async (count: number, instant: Date, progress?: (done: number) => void) => {
     const start = new Date(instant.getTime() - 86_400_000);
@@ -159,6 +160,19 @@ export async function runRenewalBench(apiUrl: string): Promise<string[]> {
   // every window, so that they fall in none: they followed a burst by up to 15 s, and a rebuild
   // reads every open invoice.
   const rollupSettled = () => settled([() => readReceivablesRollup(scope)]);
+  /**
+   * `n` subscriptions renewing at `instant`, created now (`settleFirst`: the rollup's rebuilds their
+   * first invoices left due waited for too), then measured from `instant` until every renewal invoice
+   * exists. `window` is null when the set-up overran the instant.
+   */
+  const renewAt = async (n: number, instant: Date, opts: { settleFirst: boolean; progress?: (done: number) => void }) => {
+    const group = await subscribe(n, instant, opts.progress);
+    if (opts.settleFirst) await rollupSettled();
+    if (Date.now() >= instant.getTime() - 500 || group.firstDone < group.expected) return { ...group, window: null };
+    const done = await watchRenewals(instant, group.expected);
+    await untilInstant(instant);
+    return { ...group, window: await withCpu(done) };
+  };
 
   // The burst: COUNT subscriptions sharing one billing instant (the 20 s goal and the peak RSS).
   // Creating them takes a while on FerretDB; the billing instant is set after it.
@@ -167,24 +181,26 @@ export async function runRenewalBench(apiUrl: string): Promise<string[]> {
   const leadMs = process.env.BENCH_RENEWAL_LEAD_SECONDS ? Number(process.env.BENCH_RENEWAL_LEAD_SECONDS) * 1000 : 20_000 + COUNT * 250;
   const instant = new Date(Math.ceil((createStart + leadMs) / 1000) * 1000);
   let reported = createStart;
-  const burst = await subscribe(COUNT, instant, (done) => {
-    if (Date.now() - reported > 15_000) {
-      reported = Date.now();
-      process.stderr.write(`[bench renewals] ${done}/${COUNT} subscriptions created, billing instant in ${((instant.getTime() - reported) / 1000).toFixed(0)} s\n`);
-    }
+  let created = 0;
+  const burst = await renewAt(COUNT, instant, {
+    settleFirst: false,
+    progress: (done) => {
+      if (done === COUNT) created = Date.now();
+      if (Date.now() - reported > 15_000) {
+        reported = Date.now();
+        process.stderr.write(`[bench renewals] ${done}/${COUNT} subscriptions created, billing instant in ${((instant.getTime() - reported) / 1000).toFixed(0)} s\n`);
+      }
+    },
   });
-  const created = Date.now();
   const { expected } = burst;
-  if (created >= instant.getTime() || burst.firstDone < expected) {
+  if (burst.window === null) {
     return [
       `== Renewals ==`,
       `creating ${COUNT} subscriptions and their ${burst.firstDone}/${expected} first invoices took ${((Date.now() - createStart) / 1000).toFixed(0)} s and overran the billing instant ${(leadMs / 1000).toFixed(0)} s after the start; rerun with a longer BENCH_RENEWAL_LEAD_SECONDS`,
       ...targets(0, expected, null, peakRssMiB(process.env.BENCH_WORKER_PID)),
     ];
   }
-  const burstDone = await watchRenewals(instant, expected);
-  await untilInstant(instant);
-  const { result: count, cpu: burstCpu } = await withCpu(burstDone);
+  const { result: count, cpu: burstCpu } = burst.window;
   const seconds = (Date.now() - instant.getTime()) / 1000;
   // Read before the rounds add their subscriptions: the goal is for the burst's 1,000.
   const rss = peakRssMiB(process.env.BENCH_WORKER_PID);
@@ -210,14 +226,11 @@ export async function runRenewalBench(apiUrl: string): Promise<string[]> {
   const roundLeadMs = (n: number) => (process.env.BENCH_RENEWAL_ROUND_LEAD_SECONDS ? Number(process.env.BENCH_RENEWAL_ROUND_LEAD_SECONDS) * 1000 : 30_000 + 2 * msPerCreate * n);
   const serviceRound = async (n: number): Promise<Round> => {
     const at = new Date(Math.ceil((Date.now() + roundLeadMs(n)) / 1000) * 1000);
-    const group = await subscribe(n, at);
-    await rollupSettled();
-    if (Date.now() >= at.getTime() - 500 || group.firstDone < group.expected) {
+    const group = await renewAt(n, at, { settleFirst: true });
+    if (group.window === null) {
       throw new Error(`renewals round: ${n} subscriptions, their ${group.firstDone}/${group.expected} first invoices and the rollup's rebuilds overran the round's billing instant; rerun with a longer BENCH_RENEWAL_ROUND_LEAD_SECONDS`);
     }
-    const done = await watchRenewals(at, group.expected);
-    await untilInstant(at);
-    const { result: renewed, cpu, seconds: roundSeconds } = await withCpu(done);
+    const { result: renewed, cpu, seconds: roundSeconds } = group.window;
     if (renewed < group.expected) throw new Error(`renewals round: ${renewed}/${group.expected} invoices after 300 s`);
     await rollupSettled();
     return { cpu, seconds: roundSeconds, operations: renewed };
