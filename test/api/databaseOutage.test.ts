@@ -77,9 +77,10 @@ function holdsListener(pid: number, port: number): boolean {
   });
 }
 
-/** A process's state letter from /proc (T: stopped by a signal). */
+/** A process's state letter from /proc (T: stopped by a signal); after the last `)`, as the name may hold one. */
 function processState(pid: number): string {
-  return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')[0];
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
 }
 
 async function killFerretDB(): Promise<void> {
